@@ -61,9 +61,9 @@ from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj
 from notifier.core.text import clean
 from notifier.engine import Batch, Engine, Output, ReadyInfo
 from notifier.instance import InstanceLock
-from notifier.outputs.desktop import AlertSink
-from notifier.outputs.jsonout import JsonSink
-from notifier.outputs.push import PushSink
+from notifier.outputs.desktop import Notifier
+from notifier.outputs.jsonout import JsonOutput
+from notifier.outputs.push import PushOutput
 from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
 from notifier.sessions import engine_options
@@ -475,8 +475,8 @@ class App:
         self.stop_event = Stop()  # (ends the tray's loop too: Tray.run)
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
-        self.engine: Engine | None = None  # built in start(), with its sinks fixed
-        self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
+        self.engine: Engine | None = None  # built in start(), with its outputs fixed
+        self.alerts: Notifier | None = None  # the notifier (it keeps itself running)
         self.tray: Tray | None = None  # (given to start(); None once it stopped)
         self.server: Server | None = None
         self.lock = lock
@@ -487,7 +487,7 @@ class App:
         self.outputs_thread = Worker("outputs", self.stop_event, self.health)
         self.redraw = Redraw(self.window, config, self.health, self.stop_event, self.outputs_thread)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
-        self.push: PushSink | None = None
+        self.push: PushOutput | None = None
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
         self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
         self.follow_config = follow_config
@@ -564,10 +564,10 @@ class App:
             return {"ok": False, "error": clean(exc, 200) + detail}
         return self.execute(command, conn)
 
-    # ---- what the sinks and the UI get ----
+    # ---- what the outputs and the UI get ----
 
     def snapshot(self) -> Snapshot:
-        """The engine's snapshot, as every sink got it."""
+        """The engine's snapshot, as every output got it."""
         return self.engine.snapshot if self.engine is not None else Snapshot()
 
     def ui_state(self) -> UiState:
@@ -592,7 +592,7 @@ class App:
         if tray is not None and tray.hosts is not None:  # (followed on the outputs thread)
             tray.hosts.follow(self.outputs_thread)
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
-        outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
+        outputs: list[Output] = [JsonOutput(on_broken=self.stop_event.set)] if self.json_out else []
         outputs.append(self.store)  # (the question history)
         if self.want_notify:
             self.alerts = self.new_notifier(self.store, self.preferences)
@@ -601,7 +601,7 @@ class App:
             outputs.append(self.redraw)
             self.outputs_thread.start()
         if self.config["push.urls"]:
-            self.push = PushSink(self.config, self.store, health=self.health)
+            self.push = PushOutput(self.config, self.store, health=self.health)
             self.preferences.listen(self.push.set_preferences)  # (muted, snoozed: not pushed either)
             outputs.append(self.push)
         options = engine_options(self.config)
@@ -626,10 +626,10 @@ class App:
         """(A timer's thread.) The store was written, perhaps a snooze or mute from the command line."""
         self.preferences.reload(time.time())  # (the owner of the moment: a headless run's turn makes one)
 
-    def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
+    def new_notifier(self, store: Store, preferences: PreferencesOwner) -> Notifier:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``preferences``); what the user asks of a notification is a command for the app."""
-        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
+        alerts = Notifier(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
                            worker=self.outputs_thread)
         preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()

@@ -528,7 +528,7 @@ class DialogFeed:
 
     def apply(self, path: str, event: object) -> list[Transition]:
         """On the engine thread: change the board; the transitions (the engine hands them to
-        every sink)."""
+        every output)."""
         board, now = self.engine.board, self.wall()
         out: list[Transition] = []
         if isinstance(event, Bye):
@@ -681,7 +681,7 @@ class CompanionWatcher:
                 for event in events:
                     try:
                         self.callback(path, event)
-                    except Exception:  # a sink's bug must not end the connection
+                    except Exception:  # an output's bug must not end the connection
                         log.exception("companion event handler failed")
             except OSError as exc:
                 log.debug("companion socket %s: %s", path, exc)

@@ -108,15 +108,16 @@ class Output(Protocol):
         """Each batch, in order: what changed and the board as it is now."""
 
 
-def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
-    """Hand something to one sink; whatever Exception it raises stays there (recorded in
+def deliver(health: FailureLog, output: object, what: str, call: Callable[[], None]) -> None:
+    """Hand something to one output; whatever Exception it raises stays there (recorded in
     ``health``, logged once per kind), the other outputs still get theirs. A BaseException that is
     not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
     it goes on to the engine's supervisor, which records it as the engine's failure."""
     try:
         call()
     except Exception as exc:
-        name = type(sink).__name__
+        name = type(output).__name__
+        # ("sink NAME": the name the health record has always had, a key of the control reply's problems)
         if health.failed(f"sink {name}", exc, "the other outputs carry on"):
             log.error("the %s output failed (in %s); carrying on without it this time", name, what, exc_info=exc)
 
@@ -151,7 +152,7 @@ class Liveness:
         return read_processes(self._processes, self._health, folders)
 
     def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
-        """At start-up: the questions ``found`` whose pi is gone are abandoned before any sink
+        """At start-up: the questions ``found`` whose pi is gone are abandoned before any output
         hears of them; the rest, as found."""
         if not board.local.needs_liveness():
             return found
@@ -283,7 +284,7 @@ class Engine:
 
     def call(self, fn: Callable[[], list[Transition]]) -> None:
         """Run ``fn`` on the engine thread, where it alone may change the board; the transitions
-        it returns go to every sink with the next snapshot (one per batch of messages, which
+        it returns go to every output with the next snapshot (one per batch of messages, which
         is made after a call even when it returns none: the board may have changed)."""
         self.queue.put(_Call(fn))
 
@@ -314,7 +315,7 @@ class Engine:
     def _recover(self) -> None:
         """``_run`` just failed: the file it was reading is blamed (one that keeps failing is
         dropped), the message in hand goes back in line (:meth:`_put_back`); during the start-up
-        scan, it starts again from nothing (no sink saw anything)."""
+        scan, it starts again from nothing (no output saw anything)."""
         self.reader.blame()
         item, self._in_hand = self._in_hand, None
         if item is not None:

@@ -606,26 +606,27 @@ class Store(Database):
     # can re-use or close them ----
 
     def bubbles(self) -> dict[tuple[str, int], set[tuple[str, str]]]:
-        """``{(server owner, notification id): the questions it shows}``."""
+        """``{(server key, notification id): the questions it shows}`` (the server key is
+        ``Backend.server_key``, in the column ``owner``)."""
         out: dict[tuple[str, int], set[tuple[str, str]]] = {}
-        for owner, nid, file, call_id in self._read("SELECT owner, id, file, call_id FROM bubbles"):
-            if isinstance(owner, str) and isinstance(nid, int) and isinstance(file, str) and isinstance(call_id, str):
-                out.setdefault((owner, nid), set()).add((file, call_id))
+        for server, nid, file, call_id in self._read("SELECT owner, id, file, call_id FROM bubbles"):
+            if isinstance(server, str) and isinstance(nid, int) and isinstance(file, str) and isinstance(call_id, str):
+                out.setdefault((server, nid), set()).add((file, call_id))
         return out
 
-    def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
+    def put_bubble(self, server_key: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
         with self.together():
-            self.drop_bubbles(owner, nid)
+            self.drop_bubbles(server_key, nid)
             sql = "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)"
-            self._each("bubbles", sql, [(owner, nid, file, call_id) for file, call_id in keys])
+            self._each("bubbles", sql, [(server_key, nid, file, call_id) for file, call_id in keys])
 
-    def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
-        """Forget one notification of server ``owner`` (``nid``), or all of them."""
-        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND (? IS NULL OR id = ?)", (owner, nid, nid))
+    def drop_bubbles(self, server_key: str, nid: int | None = None) -> None:
+        """Forget one notification of the server ``server_key`` (``nid``), or all of them."""
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND (? IS NULL OR id = ?)", (server_key, nid, nid))
 
-    def keep_bubbles_of(self, owner: str) -> None:
-        """Forget the notifications of every server but ``owner`` (gone with their server)."""
-        self._run("bubbles", "DELETE FROM bubbles WHERE owner != ?", (owner,))
+    def keep_bubbles_of(self, server_key: str) -> None:
+        """Forget the notifications of every server but ``server_key`` (gone with their server)."""
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner != ?", (server_key,))
 
     # ---- pushed (outputs/push.py): a question is pushed once, also across restarts ----
 

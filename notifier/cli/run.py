@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from notifier.core.model import Transition
     from notifier.engine import Engine
     from notifier.instance import Notifying
-    from notifier.outputs.desktop import AlertSink
+    from notifier.outputs.desktop import Notifier
     from notifier.store import Store
     from notifier.watch import FileFollower
 
@@ -237,7 +237,7 @@ class NotifyTurns:
         return []
 
 
-def _removed(engine: Engine, alerts: AlertSink) -> list[Transition]:
+def _removed(engine: Engine, alerts: Notifier) -> list[Transition]:
     """On the engine thread: the notifier handed over gets no batch any more."""
     engine.remove_output(alerts)
     return []

@@ -67,11 +67,11 @@ from notifier.core.model import (
     GENERIC_QUESTION,
     Action,
     Item,
-    Key,
     Kind,
     Notice,
     Question,
     QuestionItem,
+    QuestionKey,
     Snapshot,
     State,
     Transition,
@@ -325,17 +325,17 @@ class _Shown:
 class Planner:
     settle_s: float = 0.25
     remind_after_s: Sequence[float] = (600.0, 1800.0)
-    notified: set[Key] = field(default_factory=set)
-    reminded: dict[Key, int] = field(default_factory=dict)  # reminders sent before a restart
+    notified: set[QuestionKey] = field(default_factory=set)
+    reminded: dict[QuestionKey, int] = field(default_factory=dict)  # reminders sent before a restart
     # The user's snoozes and mutes: handed in by their owner (the app), read here, never changed.
     preferences: Preferences = field(default_factory=Preferences)
     notify_on: frozenset[State] = frozenset()  # also 'idle' and/or 'failed' turns
 
     def __post_init__(self) -> None:
-        self._waiting: dict[Key, tuple[Item, float]] = {}
+        self._waiting: dict[QuestionKey, tuple[Item, float]] = {}
         self._startup: list[Item] = []
-        self._shown: dict[Key, _Shown] = {}
-        self._recent: list[tuple[float, Key]] = []
+        self._shown: dict[QuestionKey, _Shown] = {}
+        self._recent: list[tuple[float, QuestionKey]] = []
         self._handles = 0
         self._summary: int | None = None  # the burst's summary on screen (one of the groups)
         # The summaries on screen (handle → "burst" or "startup"); their questions are those
@@ -345,10 +345,10 @@ class Planner:
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
         self.remind_after_s = tuple(sorted(self.remind_after_s))
-        self._reminded_now: dict[Key, int] = {}  # counts changed, not yet drained
-        self._put_off: dict[Key, bool] = {}  # snoozed from their bubble → whether the snooze was seen
+        self._reminded_now: dict[QuestionKey, int] = {}  # counts changed, not yet drained
+        self._put_off: dict[QuestionKey, bool] = {}  # snoozed from their bubble → whether the snooze was seen
 
-    def _reminders_passed(self, key: Key, sent: int, waited: float) -> int:
+    def _reminders_passed(self, key: QuestionKey, sent: int, waited: float) -> int:
         """The reminders counted as sent for a question that has waited ``waited`` and had
         ``sent``: every one whose time has come (those missed asleep or silenced too)."""
         passed = sum(1 for after in self.remind_after_s if waited >= after)
@@ -357,7 +357,7 @@ class Planner:
         self._reminded_now[key] = passed
         return passed
 
-    def drain_reminded(self) -> dict[Key, int]:
+    def drain_reminded(self) -> dict[QuestionKey, int]:
         """Reminder counts changed since the last call, for the caller to persist (so a restart
         neither repeats a reminder nor loses the next one)."""
         out, self._reminded_now = self._reminded_now, {}
@@ -398,7 +398,7 @@ class Planner:
             out += self._several(handle, now, update=True)
         return out
 
-    def known_askers(self, keys: Iterable[Key], now: float) -> None:
+    def known_askers(self, keys: Iterable[QuestionKey], now: float) -> None:
         """These questions' pis were found (after they asked) to wait for a human: one still in
         its settle window is due now, as it would have been had that been known when it was asked."""
         for key in keys:
@@ -406,7 +406,7 @@ class Planner:
             if waiting is not None and waiting[1] > now:
                 self._waiting[key] = (waiting[0], now)
 
-    def _drop(self, key: Key) -> int:
+    def _drop(self, key: QuestionKey) -> int:
         """Forget ``key`` (resolved or abandoned); the handle of the bubble it was on (0: none)."""
         # (a question judged abandoned can wait again when its pi is seen once more: it is then
         # a question on no screen, and notified as any other)

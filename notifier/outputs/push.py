@@ -126,7 +126,7 @@ def send_apprise(urls: Sequence[str], title: str, body: str) -> bool:
     return bool(sender.notify(title=title, body=body))
 
 
-class PushSink:
+class PushOutput:
     def __init__(
         self,
         config: Config,

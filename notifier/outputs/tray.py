@@ -548,7 +548,7 @@ class Tray:
             icon.stop()
 
 
-# ---- the output: the engine's sink that draws ----
+# ---- the output that draws ----
 
 
 class Window(Protocol):
@@ -565,7 +565,7 @@ class Redraw:
     """The tray and the window are drawn from the app's one outputs thread (``worker``, made by
     the app, which the notifier runs on too, and started by it), never from the engine thread.
 
-    One of the engine's sinks: it keeps the snapshot each call hands it (and never asks for one),
+    One of the engine's outputs: it keeps the snapshot each call hands it (and never asks for one),
     marks the UI as changed, and the worker then builds one :class:`UiState` of that snapshot, the
     preferences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
     change that is no snapshot (a preference, the health, quiet hours) is :meth:`changed`. It wakes

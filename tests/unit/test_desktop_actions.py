@@ -30,7 +30,7 @@ from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, Renamed, ToolStart
 from notifier.engine import Batch
 from notifier.outputs.dbus import Backend
-from notifier.outputs.desktop import AlertSink
+from notifier.outputs.desktop import Notifier
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
 from notifier.pi.parse import extract
@@ -110,7 +110,7 @@ def test_sound_key_range(value: Any) -> None:
 
 
 class Server(Backend):
-    """A notification server as the sink sees it (its ``backend``): what it was asked to show,
+    """A notification server as the notifier sees it (its ``backend``): what it was asked to show,
     numbered from 7."""
 
     name = "stand-in"
@@ -138,7 +138,7 @@ class Server(Backend):
 def signalled(
     q: Question, *signals: tuple[str, int, str], show_text: bool = True
 ) -> tuple[list[Command], list[int]]:
-    """The commands a sink gave ``execute`` when the server sent ``signals`` ("action" or "reply",
+    """The commands the notifier gave ``execute`` when the server sent ``signals`` ("action" or "reply",
     server id, action or text) after it showed the notification of ``q`` (server id 7), and the
     notifications it closed meanwhile."""
     commands: list[Command] = []
@@ -147,19 +147,19 @@ def signalled(
     config.set("notifications.skip_when_focused", False, "test")
     config.set("settle_ms", 0, "test")
     server = Server()
-    sink = AlertSink(config, execute=commands.append, backend=server)
+    alerts = Notifier(config, execute=commands.append, backend=server)
     ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
-    sink.start()
+    alerts.start()
     try:
-        sink.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
+        alerts.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
         wait_for(lambda: server.shown, 5, "the question's notification")
         for kind, server_id, arg in signals:
-            (sink.on_server_action if kind == "action" else sink.on_server_reply)(server_id, arg)
-        sink.tell("the signals were taken", "")  # (after them, in order)
+            (alerts.on_server_action if kind == "action" else alerts.on_server_reply)(server_id, arg)
+        alerts.tell("the signals were taken", "")  # (after them, in order)
         wait_for(lambda: len(server.shown) == 2, 5, "the signals taken")
-        closed = list(server.closed)  # (before the sink stops: then it closes what it shows)
+        closed = list(server.closed)  # (before the notifier stops: then it closes what it shows)
     finally:
-        sink.stop()
+        alerts.stop()
     return commands, closed
 
 

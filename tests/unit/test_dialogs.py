@@ -178,7 +178,7 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
 
 class _Engine:
     """What DialogFeed.apply uses of the engine: its board and options (``emitted``: what the
-    feed's calls returned, which the engine would hand to every sink)."""
+    feed's calls returned, which the engine would hand to every output)."""
 
     def __init__(self, roots: list[str]) -> None:
         from notifier.sessions import EngineOptions

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
+from notifier.core.model import Item, Notice, Option, Question, QuestionItem, QuestionKey, SessionRef
 from notifier.outputs.dbus import Backend
 from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message
@@ -20,8 +20,8 @@ class FakeServer(Backend):
     name = "dbus"
     markup = False
 
-    def __init__(self, owner: str) -> None:
-        self.owner = owner
+    def __init__(self, server_key: str) -> None:
+        self.server_key = server_key
         self.online = True
         self.next_id = 0
         self.closed: list[int] = []
@@ -55,8 +55,8 @@ def _screen(server: FakeServer, store: Store) -> Screen:
     return screen
 
 
-A: Key = ("/s/a.jsonl", "q1")
-B: Key = ("/s/b.jsonl", "q2")
+A: QuestionKey = ("/s/a.jsonl", "q1")
+B: QuestionKey = ("/s/b.jsonl", "q2")
 
 
 def test_the_next_run_on_the_same_server_closes_what_is_over() -> None:
@@ -143,8 +143,8 @@ def test_a_put_back_re_uses_one_left_bubble_and_closes_the_others_showing_its_qu
     store = Store(None)
     server = FakeServer("bus-1/:1.7")
     a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
-    store.put_bubble(server.owner, 2, [a.key, b.key])
-    store.put_bubble(server.owner, 3, [b.key])
+    store.put_bubble(server.server_key, 2, [a.key, b.key])
+    store.put_bubble(server.server_key, 3, [b.key])
     after = _screen(server, store)
     after.close_orphans({a.key, b.key})
     after.put(Notice(1, "startup", (a, b), restored=True))
@@ -203,7 +203,7 @@ def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
     notification is not closed then, only when its question ends."""
     store = Store(None)
     server = FakeServer("bus-1/:1.7")
-    remote: Key = ("@devbox:/s/r.jsonl", "q9")
+    remote: QuestionKey = ("@devbox:/s/r.jsonl", "q9")
     first = _screen(server, store)
     ref = SessionRef(remote[0], "r", "/home/me/r", None, "devbox")
     q = Question("q9", "question", (QuestionItem("Go?", options=(Option("Yes"),)),), 1.0)
@@ -220,7 +220,7 @@ def test_a_replacement_is_recorded_before_the_server_is_called() -> None:
     it: a crash in the middle of the call leaves a record that names every question on it."""
     store = Store(None)
     server = FakeServer("bus-1/:1.7")
-    seen: list[dict[tuple[str, int], set[Key]]] = []
+    seen: list[dict[tuple[str, int], set[QuestionKey]]] = []
     show = server.show
 
     def recording(message: Message, replaces: int) -> int:
@@ -239,8 +239,8 @@ class WatchedServer(FakeServer):
     """A server that, at each Notify, reads what the store's file says is on screen (what a run
     killed at that moment would leave to the next)."""
 
-    def __init__(self, owner: str, path: str) -> None:
-        super().__init__(owner)
+    def __init__(self, server_key: str, path: str) -> None:
+        super().__init__(server_key)
         self.path = path
         self.seen_at_call: list[set[tuple[int, str]]] = []
 
