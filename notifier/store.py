@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
 from notifier.core.model import Snapshot, Transition
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
@@ -530,27 +530,27 @@ SNOOZES = "SELECT scope, until FROM snoozes WHERE until > ?"
 MUTES = "SELECT project FROM mutes"
 
 
-def _silences(snoozes: list[Row], mutes: list[Row]) -> Preferences:
+def _silences(snoozes: list[Row], mutes: list[Row]) -> Silences:
     """The snoozes and the muted projects of rows of :data:`SNOOZES` (those still running) and :data:`MUTES`."""
-    prefs = Preferences(muted=frozenset(p for (p,) in mutes))
+    silences = Silences(muted=frozenset(p for (p,) in mutes))
     for scope, until in snoozes:
         project = scope[len(PROJECT) :] if scope.startswith(PROJECT) else None
         session = None if scope == ALL or project is not None else scope
-        prefs = prefs.snoozed(until, session, project)
-    return prefs
+        silences = silences.snoozed(until, session, project)
+    return silences
 
 
-def saved_silences(state_dir: str, now: float) -> Preferences:
+def saved_silences(state_dir: str, now: float) -> Silences:
     """The snoozes and mutes saved in the store of ``state_dir``, still running at ``now``, read
     without opening the store (``status`` and ``snooze`` read them beside the app, or without
     it): read only, nothing created. None: nothing saved yet, or a store that cannot be read."""
     path = os.path.join(state_dir, FILE_NAME)
     if not os.path.isfile(path):
-        return Preferences()
+        return Silences()
     try:
         db = connect(path, 2.0, read_only=True)
     except sqlite3.Error:
-        return Preferences()
+        return Silences()
     try:
         return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path))
     finally:
@@ -647,7 +647,7 @@ class Store(Database):
     def clear_snoozes(self) -> None:
         self._run("snoozes", "DELETE FROM snoozes")
 
-    def preferences(self, now: float, reread: bool = False) -> Preferences:
+    def silences(self, now: float, reread: bool = False) -> Silences:
         """The snoozes still running at ``now`` and the muted projects, as one value; ``reread``:
         as the file holds them now (another process may have changed them: :meth:`reread`)."""
         if reread:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import argparse
 
     from notifier.config import Config
-    from notifier.core.planner import Preferences
+    from notifier.core.planner import Silences
 
 
 def _str(value: object) -> str | None:
@@ -31,7 +31,7 @@ HEADS = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
 DAY_S = 86400
 
 
-def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Preferences | None = None) -> str:
+def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Silences | None = None) -> str:
     """The table ``status`` prints from the status object (:func:`notifier.core.codec.status_obj`,
     the app's or our own): one row per question (or per session that asks nothing), with the
     session's short id (what SESSION takes), then a summary line and, when anything is snoozed or
@@ -95,7 +95,7 @@ def _waited(q: dict[str, Any], now: float) -> str:
     return duration(now - asked) if asked is not None else "-"
 
 
-def _silenced_line(silences: Preferences, sessions: list[dict[str, Any]], now: float) -> str:
+def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: float) -> str:
     """:func:`notifier.core.planner.silenced_line`, the snoozed sessions named as the status
     object names them."""
     from notifier.core.model import SessionRef, SessionView, Snapshot, remote_key
@@ -120,7 +120,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     from notifier.system import paths
 
     now = time.time()
-    prefs = saved_silences(paths.state_dir(), now)
+    silences = saved_silences(paths.state_dir(), now)
     if not args.json:
         for d in config["sessions_dirs"]:
             if not os.path.isdir(d):
@@ -135,9 +135,9 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             from notifier.system.locate import add_locations
 
             located = add_locations(status, look=config["liveness"] == "auto")
-            out(dumps({**located, **silenced_obj(prefs, now), "quiet_hours": quiet}), "\n", flush=True)
+            out(dumps({**located, **silenced_obj(silences, now), "quiet_hours": quiet}), "\n", flush=True)
         else:  # (the newline not appended to the JSON: a copy of megabytes)
-            out(render_status(status, now, args.all, prefs), "\n", quiet_hours_line(quiet), flush=True)
+            out(render_status(status, now, args.all, silences), "\n", quiet_hours_line(quiet), flush=True)
         # (flushed before the scan cache is written: what was asked for comes first)
 
     # quiet hours in effect: the app's (it follows its config file), else our own config's

@@ -39,7 +39,7 @@ from notifier.core.model import (
     question_token,
     split_key,
 )
-from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
+from notifier.core.planner import Planner, Silences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, choose_backend
 from notifier.outputs.dbus import Backend, BackendError, DBusBackend, ServerGone
@@ -555,9 +555,9 @@ class Notifier:
             turns = batch.turns
             self._put(lambda now: [a for change in turns for a in self.planner.turn(change, now)])
 
-    # Control (any thread): the user's snoozes and mutes, from their owner (the app).
-    def set_preferences(self, preferences: Preferences) -> None:
-        self._put(partial(self._preferences, preferences))
+    # Control (any thread): the user's snoozes and mutes, from their keeper (the app).
+    def set_silences(self, silences: Silences) -> None:
+        self._put(partial(self._silences, silences))
 
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
@@ -629,8 +629,8 @@ class Notifier:
         for them (the board's judgement, not made again here)."""
         self.planner.known_askers((key_of(v.ref, q) for v, q in snapshot.pending if v.asker is not None), now)
 
-    def _preferences(self, preferences: Preferences, now: float) -> None:
-        self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
+    def _silences(self, silences: Silences, now: float) -> None:
+        self.planner.silences = silences.shifted(now - self.wall())  # (snoozes end on our clock)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
         if self._screen.backend is None:
@@ -673,7 +673,7 @@ class Notifier:
         if action == "snooze":
             until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
             for session_key in sessions:
-                self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
+                self.execute(Snooze(until, session_key))  # the app's silences: set_silences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             return self.planner.put_off(notice.handle, self.clock() + SNOOZE_S)  # (back when it ends)
         elif text is not None or action.startswith(ANSWER_PREFIX):

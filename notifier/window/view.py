@@ -19,7 +19,7 @@ from notifier.core import text as shellcmd
 from notifier.core.codec import decode, encode, finite_number
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.core.text import clean, duration, offline_note, project_name, project_names
 from notifier.resources import DEMO_SESSION_ID
 
@@ -205,21 +205,21 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -> dict[str, Any]:
+def mark_snoozes(window: dict[str, Any], silences: Silences, now: float) -> dict[str, Any]:
     """Mark each question of a window object whose notifications are snoozed: until when, and by
     what ("session", "project" or "all", the one that ends last), so the window can lift it; and
     the window itself while everything is snoozed."""
     for q in window.get("questions", []):
         names = project_names(q["session"].get("name"), q.get("cwd"), q.get("host"))
-        by_project = max((preferences.projects.get(name, 0.0), name) for name in names)
+        by_project = max((silences.projects.get(name, 0.0), name) for name in names)
         until, by = max(
-            (preferences.sessions.get(q["key"][0], 0.0), "session"),
+            (silences.sessions.get(q["key"][0], 0.0), "session"),
             (by_project[0], "project"),
-            (preferences.snooze_all_until, "all"),
+            (silences.snooze_all_until, "all"),
         )
         q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
         q["snoozed_project"] = by_project[1] if by == "project" and until > now else None
-    window["snoozed_until"] = preferences.snooze_all_until if preferences.snooze_all_until > now else None
+    window["snoozed_until"] = silences.snooze_all_until if silences.snooze_all_until > now else None
     return window
 
 

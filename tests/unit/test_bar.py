@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from notifier.core import codec, planner
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 
 NOW = 1_800_000_000.0
 
@@ -95,21 +95,21 @@ def test_not_durations(text: str) -> None:
 
 def test_what_status_says_is_silenced() -> None:
     view = waiting("01a232c1-5e1b-7a4d-9c2e-6f0b1d2e3a4b", "/p/blog", NOW)
-    prefs = (
-        Preferences(muted=frozenset({"blog"}))
+    silences = (
+        Silences(muted=frozenset({"blog"}))
         .snoozed(NOW + 600)
         .snoozed(NOW + 3600, session=view.ref.key)
         .snoozed(NOW + 60, project="shop")
         .snoozed(NOW - 1, project="old")  # (over: not said)
     )
-    line = planner.silenced_line(prefs, Snapshot((view,)), NOW)
+    line = planner.silenced_line(silences, Snapshot((view,)), NOW)
     assert line == (
         "snoozed: everything for 10 min, session blog 1d2e3a4b for 1 h 00 min, project shop for 1 min; muted: blog"
     )
-    obj = planner.silenced_obj(prefs, NOW)
+    obj = planner.silenced_obj(silences, NOW)
     assert obj["muted"] == ["blog"] and list(obj["snoozed"]["projects"]) == ["shop"]
     assert obj["snoozed"]["all"] and obj["snoozed"]["sessions"] == {view.ref.key: obj["snoozed"]["sessions"][view.ref.key]}
-    assert planner.silenced_line(planner.Preferences(), Snapshot(), NOW) == ""
+    assert planner.silenced_line(planner.Silences(), Snapshot(), NOW) == ""
 
 
 def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     from notifier.store import Store, saved_silences
 
     now = time.time()
-    assert saved_silences(str(tmp_path), now) == planner.Preferences()  # nothing saved: none, nothing made
+    assert saved_silences(str(tmp_path), now) == planner.Silences()  # nothing saved: none, nothing made
     assert not list(tmp_path.iterdir())
     store = Store(str(tmp_path / "state.sqlite3"))
     store.snooze(now + 600)
@@ -128,7 +128,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     store.snooze(now + 120, project="blog")
     store.snooze(now - 5, project="over")
     store.mute("shop", True)
-    expected = store.preferences(now)
+    expected = store.silences(now)
     store.close()
     got = saved_silences(str(tmp_path), now)
     assert got == expected and got.projects == {"blog": now + 120} and got.muted == {"shop"}

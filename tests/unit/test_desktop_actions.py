@@ -26,7 +26,7 @@ from notifier.core.model import (
     question_token,
 )
 from notifier.core.owners import Proc
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.core.reducer import Header, Renamed, ToolStart
 from notifier.engine import Batch
 from notifier.outputs.dbus import Backend
@@ -233,8 +233,8 @@ def test_resume_only_when_no_live_pi_holds_the_session() -> None:
 
 def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
     data = window_obj(board().snapshot(300.0))
-    prefs = Preferences(sessions={"/s/a.jsonl": 900.0}, projects={"api": 5000.0})
-    marked = mark_snoozes(data, prefs, 400.0)["questions"]
+    silences = Silences(sessions={"/s/a.jsonl": 900.0}, projects={"api": 5000.0})
+    marked = mark_snoozes(data, silences, 400.0)["questions"]
     by_file = {q["file"]: Shown.from_obj(q) for q in marked}
     assert by_file["/s/a.jsonl"].snoozed_until == 900.0 and by_file["/s/a.jsonl"].unsnooze() == Snooze(
         0.0, "/s/a.jsonl"
@@ -242,11 +242,11 @@ def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
     assert by_file["/s/b.jsonl"].unsnooze() == Snooze(0.0, project="api")
     assert "Snoozed: for 8 min more (session)" in details_text(by_file["/s/a.jsonl"], 420.0)
     everything = mark_snoozes(
-        window_obj(board().snapshot(300.0)), dataclasses.replace(Preferences(), snooze_all_until=800.0), 400.0
+        window_obj(board().snapshot(300.0)), dataclasses.replace(Silences(), snooze_all_until=800.0), 400.0
     )
     assert {Shown.from_obj(q).unsnooze() for q in everything["questions"]} == {Snooze(0.0)}
     assert everything["snoozed_until"] == 800.0  # the window's heading says so
-    over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
+    over = mark_snoozes(window_obj(board().snapshot(300.0)), silences, 6000.0)
     assert all(q["snoozed_until"] is None and Shown.from_obj(q).unsnooze() is None for q in over["questions"])
     assert over["snoozed_until"] is None
 
@@ -261,7 +261,7 @@ def test_a_named_session_snoozed_by_its_folder_is_marked_and_lifted_by_that_name
         [Header("id-n", "/home/u/webshop"), Renamed("feature-x"), ToolStart(100.0, "c", "question", extract("question", args, "c", 100.0))],
         100.0,
     )
-    (q,) = mark_snoozes(window_obj(b.snapshot(300.0)), Preferences(projects={"webshop": 5000.0}), 400.0)["questions"]
+    (q,) = mark_snoozes(window_obj(b.snapshot(300.0)), Silences(projects={"webshop": 5000.0}), 400.0)["questions"]
     shown = Shown.from_obj(q)
     assert shown.project == "feature-x" and (shown.snoozed_until, shown.snoozed_by) == (5000.0, "project")
     assert shown.unsnooze() == Snooze(0.0, project="webshop")

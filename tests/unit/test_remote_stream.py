@@ -238,7 +238,7 @@ def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_
     quiet hours nothing is pushed; once they end, the question is."""
     import time
 
-    from notifier.core.planner import Preferences
+    from notifier.core.planner import Silences
     from notifier.outputs.push import AWAY_RECHECK_S, PushOutput
 
     config = Config()
@@ -255,7 +255,7 @@ def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_
 
     muted, shop, other = asked("m", "webshop", "billing"), asked("x", "shop"), asked("y", "other")
     output = PushOutput(config, send=send, clock=clock, rate_burst=1, rate_every_s=100.0)
-    output.set_preferences(Preferences(muted=frozenset({"webshop"})))
+    output.set_silences(Silences(muted=frozenset({"webshop"})))
     output.start()
     try:
         output.publish(Batch((muted, shop), Snapshot()))
@@ -263,7 +263,7 @@ def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_
         output.publish(Batch((other,), Snapshot()))  # due at once, held: the pace allows one per 100 s
         wait_for(lambda: "y" in {k for _, k in output._pushed}, 5, "the question taken, held for its turn")
         output.publish(Batch((replace(other, kind="resolved"),), Snapshot()))  # answered meanwhile
-        output.set_preferences(Preferences())  # unmuted
+        output.set_silences(Silences())  # unmuted
         clock.t = 100.0  # past the muted one's next look (AWAY_RECHECK_S) and the pace
         output.publish(Batch((replace(shop, kind="resolved"),), Snapshot()))  # (a batch: the thread wakes)
         assert pushed.acquire(timeout=10) and sent[-1] == "billing needs an answer"  # alone: not "2 questions"

@@ -6,7 +6,7 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
-from notifier.core.planner import Preferences, tomorrow_morning
+from notifier.core.planner import Silences, tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs import tray
 from notifier.outputs.tray import UiState, menu, title
@@ -67,7 +67,7 @@ def test_menu_lists_pending_newest_first_then_actions() -> None:
 
 
 def test_menu_resume_and_unmute_give_commands() -> None:
-    chosen = Preferences(snooze_all_until=900.0, muted=frozenset({"shop"}))
+    chosen = Silences(snooze_all_until=900.0, muted=frozenset({"shop"}))
     entries = menu(UiState(board_with().snapshot(0), chosen), 500.0)
     snooze = next(e for e in entries if e.label == "Snooze all")
     resume = next(c for c in snooze.children if c.label == "Resume notifications now")
@@ -90,7 +90,7 @@ def test_title() -> None:
     assert title(UiState(b.snapshot(0)), 10.0) == "2 pi sessions need answers"
     assert title(UiState(Board().snapshot(0)), 10.0) == "pi-notifier: no questions waiting"
     # the user's choices and the health are the UI's own, beside the engine's snapshot
-    ui = UiState(b.snapshot(0), Preferences(snooze_all_until=130.0), ("engine failed once (Boom); restarted 1×",))
+    ui = UiState(b.snapshot(0), Silences(snooze_all_until=130.0), ("engine failed once (Boom); restarted 1×",))
     assert title(ui, 10.0) == "2 pi sessions need answers — snoozed for 2 min — ⚠ engine failed once (Boom); restarted 1×"
     assert title(ui, 130.0) == "2 pi sessions need answers — ⚠ engine failed once (Boom); restarted 1×"
 
