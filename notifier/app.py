@@ -40,7 +40,7 @@ from notifier.companion import DialogFeed
 from notifier.config import Config
 from notifier.control import SOCKET_ENV, Connection, Server, drain, socket_path
 from notifier.core import commands
-from notifier.core.codec import status_obj, summary
+from notifier.core.codec import bar_summary, status_obj
 from notifier.core.commands import (
     Answer,
     Clear,
@@ -306,7 +306,7 @@ def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session
         quiet_now = quiet_hours_note(config["quiet_hours"], now)
-        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
+        return {"ok": True, "summary": bar_summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
     quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
     return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}
 

@@ -16,7 +16,7 @@ the pis where a question is pending are the evidence that tells two pis in one f
 (:mod:`notifier.core.owners`). The board alone judges what the list means, and a change of who is
 alive is a change of the snapshot. Between lists the engine checks one pid itself: that the pi last
 seen waiting for a human in a session still runs, before its new question skips the settle window
-(:meth:`Liveness.asked`). Abandoned questions are looked at again, less and less often.
+(:meth:`Liveness.drop_gone_askers`). Abandoned questions are looked at again, less and less often.
 The thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
@@ -166,12 +166,14 @@ class Liveness:
         if self.next_due is None or when < self.next_due:
             self.next_due = when
 
-    def asked(self, items: list[Transition], board: Board) -> list[Transition]:
-        """New questions: look soon whether their pi is still there; at once for one whose pi is
-        not known yet (its terminal's mode tells whether it waits for a human: notified at once).
-        A question's asker as last seen that no longer runs (it quit since the last process list;
-        another pi, maybe ``pi -p``, asks in its file now) is not known, on the board (its view)
-        as in the items returned."""
+    def drop_gone_askers(self, items: list[Transition], board: Board) -> list[Transition]:
+        """Called as a batch is published, with its transitions; changes the board. A question's
+        asker as last seen that no longer runs (it quit since the last process list; another pi,
+        maybe ``pi -p``, asks in its file now) is dropped: not known on the board (its view,
+        :meth:`notifier.core.board.LocalSessions.asker_gone`) nor in the items returned. New
+        questions: a process look is scheduled soon, to see whether their pi is still there; at
+        once for one whose pi is not known yet (its terminal's mode tells whether it waits for a
+        human: notified at once)."""
         gone = {t.session.key for t in items if t.asker is not None and not still_running(*t.asker)}
         for key in gone:
             board.local.asker_gone(key)
@@ -481,8 +483,10 @@ class Engine:
         """Hand every output one batch: the transitions made (those of the engine's own reading and
         those its calls returned: remote hosts, the companion extension's dialogs), a new
         snapshot, and the turns finished since the last batch. They are the batch's once it is
-        made: a failure before keeps them for the next."""
-        items = self._liveness.asked(self._made, self.board)
+        made: a failure before keeps them for the next. Publishing changes the board first: the
+        askers that no longer run are dropped (from the board and from the transitions) and a
+        process look is scheduled (:meth:`Liveness.drop_gone_askers`)."""
+        items = self._liveness.drop_gone_askers(self._made, self.board)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
         # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).

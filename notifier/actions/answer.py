@@ -28,8 +28,14 @@ from typing import Any
 
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
-from notifier.companion import Dialog as ExtDialog
-from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog, hello_of, question_of
+from notifier.companion import (
+    ExtensionDialog,
+    all_open_dialogs,
+    announced_sessions,
+    answer_dialog,
+    hello_of,
+    question_of,
+)
 from notifier.config import Config
 from notifier.core import codec
 from notifier.core.board import startup_key
@@ -401,7 +407,7 @@ def check_recorded(
 # ---- through the companion extension ----
 
 
-def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, ExtDialog]]:
+def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, ExtensionDialog]]:
     """The open extension dialogs of this question's call (their sockets too), as its pi shows
     them now: which of them is the question shown is decided by :func:`shown_dialog`."""
     real = os.path.realpath(session_file)
@@ -422,8 +428,8 @@ def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, Ex
 
 
 def shown_dialog(
-    options: EngineOptions, question: Question, found: list[tuple[str, ExtDialog]]
-) -> tuple[str, ExtDialog]:
+    options: EngineOptions, question: Question, found: list[tuple[str, ExtensionDialog]]
+) -> tuple[str, ExtensionDialog]:
     """Which of the dialogs open now (``found``) is the question shown (Refused: none, or more
     than one): one tool call may open several dialogs in turn. A dialog on the board is the
     question read from the dialog open now, token for token (its title and options); a question
@@ -454,7 +460,7 @@ YES_NO = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": Fal
 
 
 def dialog_value(
-    d: ExtDialog, choices: list[str], text: str | None, question: Question | None = None
+    d: ExtensionDialog, choices: list[str], text: str | None, question: Question | None = None
 ) -> tuple[str | bool, str]:
     """(the exact value pi's select / confirm / input dialog ``d`` gets for CHOICE or --text, the
     answer as the user saw it); UsageError, Unsupported. A dialog on the board is answered by its
@@ -761,7 +767,7 @@ def answer_line(
         shown = [q for v in snapshot.sessions if v.ref.key == session for q in v.pending if q.tool_call_id == call]
         if shown and question_token(shown[0]) != token:
             return 1, f"not answered: the question waiting is no longer the one shown ({_named(shown[0])})"
-    remote = goto.split(config, session)
+    remote = goto.remote_target(config, session)
     if remote is not None:
         try:
             code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, token=token, text=text)

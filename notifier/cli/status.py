@@ -1,5 +1,6 @@
-"""``pi-notifier status``: every session and its pending questions, then exit (``--json``:
-docs/contract.md §3). One path for the text and ``--json``: the running app's status object when
+"""``pi-notifier status``: the sessions with a question or active in the last day (``--all``:
+every session; ``--json`` always lists every session) and their pending questions, then exit
+(``--json``: docs/contract.md §3). One path for the text and ``--json``: the running app's status object when
 one answers, else a scan of our own → its snapshot → the same object
 (:func:`notifier.core.codec.status_obj`); the text is rendered from that object. Each part is
 imported when it is needed: the app's answer needs no session reader, a scan no socket client
@@ -173,15 +174,15 @@ def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _status_bar(config: Config, as_json: bool) -> int:
+def _status_bar(config: Config, bar: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
-    from notifier.core.codec import bar_obj, dumps, summary, tmux_segment
+    from notifier.core.codec import bar_obj, bar_summary, dumps, tmux_segment
 
-    brief = _ask_app(config, brief=True)
+    summary = _ask_app(config, brief=True)
     now = time.time()
-    if brief is None:
+    if summary is None:
         from notifier.core.planner import quiet_hours_note
         from notifier.sessions import engine_options, scan_once
         from notifier.store import saved_silences
@@ -189,11 +190,11 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         until = saved_silences(paths.state_dir(), now).snooze_all_until
         quiet = quiet_hours_note(config["quiet_hours"], now)
-        brief = summary(scan_once(engine_options(config)), now, until or None, quiet)
-    if as_json:
-        obj = bar_obj(brief, now)
+        summary = bar_summary(scan_once(engine_options(config)), now, until or None, quiet)
+    if bar:
+        obj = bar_obj(summary, now)
         out(dumps({**obj, "full_text": obj["text"]}), "\n", flush=True)  # (full_text: i3blocks' name for it)
     else:
-        segment = tmux_segment(brief)
+        segment = tmux_segment(summary)
         out(segment + "\n" if segment else "", flush=True)
     return 0

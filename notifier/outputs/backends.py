@@ -18,7 +18,7 @@ from notifier import APP_NAME
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.outputs.dbus import NOTIFICATIONS, Backend, BackendError, DBusBackend, server_available
-from notifier.outputs.render import Message, expire_ms, summary
+from notifier.outputs.render import Message, expire_ms, offer_line
 from notifier.resources import app_icon
 from notifier.system import processes
 
@@ -249,5 +249,5 @@ def tested(backend: DBusBackend) -> str:
         f"{server.name or 'a server with no name'} {server.version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
-        + f" — there: {summary(server)}"
+        + f" — there: {offer_line(server)}"
     )

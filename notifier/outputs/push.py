@@ -73,7 +73,7 @@ def message(t: Transition, show_text: bool) -> tuple[str, str]:
     return clean(title, 200), body
 
 
-def summary(items: Sequence[Transition], show_text: bool) -> tuple[str, str]:
+def push_text(items: Sequence[Transition], show_text: bool) -> tuple[str, str]:
     """Title and body of one push for several questions (plain text, sanitized): how many,
     the first few by project (and text), how many more; it says how many it folds."""
     if len(items) == 1:
@@ -226,7 +226,7 @@ class PushOutput:
                     items, held[url] = [t for t in held[url] if key_of(t.session, t.question) in self._open], []
                 if not items:
                     continue
-                self._deliver(url, *summary(items, self.show_text))
+                self._deliver(url, *push_text(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
         """Wait for the next questions due, still waiting, at most ``limit`` s ([]: none came; None:

@@ -110,7 +110,7 @@ def badge_text(count: int) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def render(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
+def icon_image(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
     """The tray image for ``state``; ``count`` is shown as a badge in the ``needs`` state."""
     img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
     d = ImageDraw.Draw(img)
@@ -374,10 +374,10 @@ def _import_pystray(backend: str) -> Any:
 
 
 class Look(NamedTuple):
-    """What the icon shows: its image (state, count), tooltip and menu (plain values: one told
-    apart from the one drawn by ``==``)."""
+    """What the icon shows: its badge (state, count: the image drawn), tooltip and menu (plain
+    values: one told apart from the one drawn by ``==``)."""
 
-    image: tuple[IconState, int]
+    badge: tuple[IconState, int]
     title: str
     entries: tuple[Entry, ...]
 
@@ -411,7 +411,7 @@ class Tray:
         self._drawn = self._want
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(*self._want.image, ICON_SIZE),
+            icon=icon_image(*self._want.badge, ICON_SIZE),
             title=self._want.title,
             menu=self.pystray.Menu(self._items),
         )
@@ -454,8 +454,8 @@ class Tray:
             if not self._live:
                 return
             was, self._drawn = self._drawn, want
-            if want.image != was.image:
-                self.icon.icon = render(*want.image, ICON_SIZE)
+            if want.badge != was.badge:
+                self.icon.icon = icon_image(*want.badge, ICON_SIZE)
             if want.title != was.title:
                 self.icon.title = want.title
             # The menu only when it reads differently, and new labels alone on the menu already
@@ -551,7 +551,7 @@ class Tray:
 # ---- the output that draws ----
 
 
-class Window(Protocol):
+class WindowFeed(Protocol):
     """The open windows (``app.WindowProcess``): each is pushed the snapshot."""
 
     @property
@@ -573,7 +573,7 @@ class Redraw:
     supervisor's: said once, drawn again at the next change."""
 
     def __init__(
-        self, window: Window, config: Config, health: FailureLog, stop: threading.Event, worker: Worker
+        self, window: WindowFeed, config: Config, health: FailureLog, stop: threading.Event, worker: Worker
     ) -> None:
         """Wired once; the icon, ``tray``, is set by the app before ``worker`` starts (None: none,
         or it stopped). The user's choices (:meth:`set_silences`), the quiet hours (:meth:`set_quiet_hours`)
@@ -631,14 +631,14 @@ class Redraw:
         if changed:
             self._dirty.clear()  # (before the draw reads the snapshot: a change after it is drawn next)
         if changed or (self._due is not None and time.monotonic() >= self._due):
-            wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
+            wake_in = self.draw(push_window=changed)  # (a delay: a wall clock set back changes no wait)
             self._due = None if wake_in is None else time.monotonic() + wake_in
 
-    def draw(self, window: bool) -> float | None:
-        """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
+    def draw(self, push_window: bool) -> float | None:
+        """Draw the tray (and, ``push_window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
         state = UiState(self.snapshot, self.silences, self.health)
-        if window and self.window.subscribers:
+        if push_window and self.window.subscribers:
             self.window.push(state.snapshot, state.silences)
         tray = self.tray
         if tray is None:

@@ -22,19 +22,19 @@ def waiting(sid: str, cwd: str, asked: float, text: str = "Which?") -> SessionVi
 
 
 def test_tmux_segment_is_the_count_or_nothing() -> None:
-    assert codec.tmux_segment(codec.summary(Snapshot(), NOW)) == ""
+    assert codec.tmux_segment(codec.bar_summary(Snapshot(), NOW)) == ""
     two = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60), waiting("b-22222222", "/p/shop", NOW - 5)))
-    assert codec.tmux_segment(codec.summary(two, NOW)) == "π 2"
-    assert codec.tmux_segment(codec.summary(two, NOW, snoozed_until=NOW + 600)) == "π 2 z"
-    assert codec.tmux_segment(codec.summary(two, NOW, snoozed_until=NOW - 1)) == "π 2"
+    assert codec.tmux_segment(codec.bar_summary(two, NOW)) == "π 2"
+    assert codec.tmux_segment(codec.bar_summary(two, NOW, snoozed_until=NOW + 600)) == "π 2 z"
+    assert codec.tmux_segment(codec.bar_summary(two, NOW, snoozed_until=NOW - 1)) == "π 2"
 
 
 def test_bar_json_lists_the_longest_waiting_first() -> None:
     snap = Snapshot((waiting("b-22222222", "/p/shop", NOW - 5, "Ship \x1b[31mit\x1b[0m?"), waiting("a-11111111", "/p/blog", NOW - 240)))
-    obj = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW))), NOW)  # (as it crosses the socket)
+    obj = codec.bar_obj(json.loads(json.dumps(codec.bar_summary(snap, NOW))), NOW)  # (as it crosses the socket)
     assert obj["text"] == "π 2" and obj["class"] == "needs"
     assert obj["tooltip"].splitlines() == ["blog 11111111: Which? (4 min)", "shop 22222222: Ship it? (5 s)"]
-    idle = codec.bar_obj(codec.summary(Snapshot(), NOW), NOW)
+    idle = codec.bar_obj(codec.bar_summary(Snapshot(), NOW), NOW)
     assert idle == {"text": "", "tooltip": "no pi is waiting for an answer", "class": "idle"}
 
 
@@ -47,12 +47,12 @@ _JSON = st.recursive(
 
 def test_the_bar_tooltip_says_quiet_hours_in_effect() -> None:
     snap = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60),))
-    quiet = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
+    quiet = codec.bar_obj(json.loads(json.dumps(codec.bar_summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
     assert quiet["tooltip"].splitlines()[-1] == "quiet hours until 07:30: no notifications"
     assert quiet["class"] == "needs" and quiet["text"] == "π 1"
-    idle = codec.bar_obj(codec.summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
+    idle = codec.bar_obj(codec.bar_summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
     assert idle["tooltip"] == "no pi is waiting for an answer\nquiet hours until 07:30: no notifications"
-    assert "quiet" not in codec.bar_obj(codec.summary(snap, NOW), NOW)["tooltip"]
+    assert "quiet" not in codec.bar_obj(codec.bar_summary(snap, NOW), NOW)["tooltip"]
 
 
 def test_the_bar_tooltip_is_markup_escaped() -> None:
@@ -60,7 +60,7 @@ def test_the_bar_tooltip_is_markup_escaped() -> None:
     tags or entities is shown as written, never as markup (nor as broken markup, which waybar
     shows as nothing)."""
     snap = Snapshot((waiting("a-11111111", "/p/<i> & y", NOW - 60, "Use <span size='99999'>big</span> &amp; AT&T?"),))
-    tooltip = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW))), NOW)["tooltip"]
+    tooltip = codec.bar_obj(json.loads(json.dumps(codec.bar_summary(snap, NOW))), NOW)["tooltip"]
     assert "<" not in tooltip and ">" not in tooltip
     assert tooltip == (
         "&lt;i&gt; &amp; y 11111111: Use &lt;span size=&#39;99999&#39;&gt;big&lt;/span&gt;"

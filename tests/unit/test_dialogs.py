@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from notifier.actions.answer import dialog_value
-from notifier.companion import Dialog, DialogFeed, counts, dialog_from, question_of, ref_of
+from notifier.companion import DialogFeed, ExtensionDialog, counts, dialog_from, question_of, ref_of
 from notifier.core.board import Board, add_dialogs
 from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
@@ -21,7 +21,7 @@ from notifier.window.view import Shown, details_text, window_obj
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
 
 
-def gate(**over: Any) -> Dialog:
+def gate(**over: Any) -> ExtensionDialog:
     obj = {
         "id": "ab12cd34-1",
         "kind": "select",

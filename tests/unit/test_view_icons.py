@@ -137,15 +137,15 @@ def test_window_details_show_a_forms_title_and_instructions() -> None:
     [("idle", 0), ("working", 0), ("needs", 1), ("needs", 12), ("snoozed", 0), ("abandoned", 0)],
 )
 def test_icons_render_at_every_size(size: int, state: tray.IconState, count: int) -> None:
-    img = tray.render(state, count, size)
+    img = tray.icon_image(state, count, size)
     assert img.size == (size, size) and img.mode == "RGBA"
     assert img.getbbox() is not None
 
 
 def test_badge_changes_the_pixels_and_caps_at_9plus() -> None:
     assert tray.badge_text(3) == "3" and tray.badge_text(10) == "9+"
-    assert tray.render("needs", 1).tobytes() != tray.render("needs", 2).tobytes()
-    assert tray.render("needs", 10).tobytes() == tray.render("needs", 99).tobytes()
+    assert tray.icon_image("needs", 1).tobytes() != tray.icon_image("needs", 2).tobytes()
+    assert tray.icon_image("needs", 10).tobytes() == tray.icon_image("needs", 99).tobytes()
     assert tray.state_for(1, 3, True, False) == "needs"
     assert tray.state_for(1, 3, True, True) == "snoozed"  # the snooze shows, even with questions waiting
     assert tray.state_for(0, 1, False, False) == "abandoned"
