@@ -631,8 +631,7 @@ class App:
     def new_notifier(self, store: Store, silences: SilencesKeeper) -> Notifier:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``silences``); what the user asks of a notification is a command for the app."""
-        alerts = Notifier(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
-                           worker=self.outputs_thread)
+        alerts = Notifier(self.config, store, execute=self.execute, instead=self._instead(), worker=self.outputs_thread)
         silences.listen(alerts.set_silences)  # handed the current value before start
         alerts.start()
         self.outputs_thread.start()  # (the first of the notifier and the drawing starts it; a headless run: here)

@@ -255,7 +255,7 @@ class Database:
 
     @property
     def unwritten(self) -> int:
-        """Changes still waiting for the file."""
+        """Changes still waiting for the file. For the tests: nothing in the app asks."""
         return len(self._pending)
 
     def flush(self, timeout: float = 5.0) -> bool:

@@ -1,8 +1,8 @@
 """Watching: one watchdog ``Observer`` for every folder the app watches — the sessions folders
-(:class:`Watcher`), the config file and the instance lock (:class:`FileFollower`), the companion
-extension's socket folder (:func:`watch_folder`) — plus the poll fallback for what inotify refuses,
-the folders past the watch limit (:class:`WatchLimit`), lost events (read again) and symlinked
-sessions folders.
+(:class:`Watcher`), the config file, the instance lock and a headless run's store ``-wal`` file
+(:class:`FileFollower`), the companion extension's socket folder (:func:`watch_folder`) — plus the
+poll fallback for what inotify refuses, the folders past the watch limit (:class:`WatchLimit`),
+lost events (read again) and symlinked sessions folders.
 
 One Observer (:func:`observer`): one dispatcher thread, and one emitter and inotify reader per
 folder watched; each part of the app schedules and unschedules its own watches on it
@@ -523,7 +523,7 @@ def watch_refused(paths: Iterable[str]) -> bool:
         probe.join(timeout=2)
 
 
-# ---- one file (the config file, the instance lock) ----
+# ---- one file (the config file, the instance lock, a headless run's store -wal file) ----
 
 
 class FileFollower:

@@ -557,9 +557,9 @@ class DBusBackend(Backend):
         self.online = False
         step = "GetServerInformation"
         try:
-            info = self._send(step, "", (), timeout)
+            info = self._call_raw(step, "", (), timeout)
             step = "GetCapabilities"
-            (caps,) = self._send(step, "", (), timeout)
+            (caps,) = self._call_raw(step, "", (), timeout)
             if not (len(info) >= 3 and all(isinstance(x, str) for x in info)):
                 raise ValueError(f"GetServerInformation gave {clean(repr(info), 80)}")
             if not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
@@ -604,17 +604,20 @@ class DBusBackend(Backend):
         server = " ".join(self.server_info[:3]) or "unknown server"
         return f"D-Bus notification server {server} (capabilities: {', '.join(self.capabilities)})"
 
-    def _send(self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0) -> tuple[Any, ...]:
+    def _call_raw(self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0) -> tuple[Any, ...]:
+        """Call ``method`` of the server; its errors as they come (:meth:`_call` maps them)."""
         from jeepney import DBusAddress, new_method_call
 
         address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
         return self.bus.ask(new_method_call(address, method, signature, body), timeout)
 
-    def _request(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _call(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Call ``method`` of the server: a server or bus gone is :class:`ServerGone`, any other
+        error :class:`BackendError`."""
         from jeepney.wrappers import DBusErrorResponse
 
         try:
-            return self._send(method, signature, body)
+            return self._call_raw(method, signature, body)
         except DBusErrorResponse as exc:
             if exc.name in _NO_OWNER:
                 self.online = False
@@ -658,12 +661,12 @@ class DBusBackend(Backend):
     def show(self, message: Message, replaces: int) -> int:
         actions, hints, timeout = notify_args(message, self.description, self.expire, self.sound)
         body = (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout)
-        (server_id,) = self._request("Notify", "susssasa{sv}i", body)
+        (server_id,) = self._call("Notify", "susssasa{sv}i", body)
         return int(server_id)
 
     def close(self, server_id: int) -> None:
         try:
-            self._request("CloseNotification", "u", (server_id,))
+            self._call("CloseNotification", "u", (server_id,))
         except ServerGone:
             raise
         except BackendError:

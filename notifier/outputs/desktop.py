@@ -48,7 +48,7 @@ from notifier.store import Store
 from notifier.system.focus import FocusFollower, items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
-from notifier.system.supervisor import FailureLog, Worker
+from notifier.system.supervisor import Worker
 
 if TYPE_CHECKING:
     from notifier.engine import Batch
@@ -69,12 +69,12 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 class Bubbles:
     """The record of what is on screen, kept in the store: which bubble (the server's id) shows
     which questions, written with the Notify; and, at start-up, the bubbles a run before ours
-    left on screen (``orphans``: re-used in place or closed, never shown beside)."""
+    left on screen (``leftovers``: re-used in place or closed, never shown beside)."""
 
     def __init__(self, store: Store) -> None:
         """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
-        self.orphans: dict[int, set[QuestionKey]] = {}  # a run before ours showed these (id → questions)
+        self.leftovers: dict[int, set[QuestionKey]] = {}  # a run before ours showed these (id → questions)
         self.dismissed: set[QuestionKey] = set()  # questions whose notification the user dismissed (or it expired)
 
     def adopt(self, server_key: str) -> None:
@@ -86,46 +86,46 @@ class Bubbles:
             if shown_on == server_key and nid == DISMISSED:
                 self.dismissed = set(keys)
             elif shown_on == server_key and nid != INTENT:
-                self.orphans[nid] = set(keys)
+                self.leftovers[nid] = set(keys)
             elif shown_on == server_key:  # (killed inside the Notify call: that bubble, if any, has no known id)
                 log.warning("a run before this one stopped while showing a notification for %d questions;"
                             " if it is on screen, it cannot be closed from here", len(keys))
         self.store.keep_bubbles_of(server_key)
         self.store.drop_bubbles(server_key, INTENT)
 
-    def over(self, pending: set[QuestionKey]) -> list[int]:
+    def leftovers_to_close(self, pending: set[QuestionKey]) -> list[int]:
         """The left-over notifications none of whose questions is pending now (the engine's first
         snapshot). A remote host's questions are not known yet then (its link is still
         connecting): they stay until those questions end."""
-        shown = {k for keys in self.orphans.values() for k in keys}
+        shown = {k for keys in self.leftovers.values() for k in keys}
         return self.ended({k for k in shown if k not in pending and split_key(k[0])[0] is None})
 
     def ended(self, keys: set[QuestionKey]) -> list[int]:
         """These questions ended: the left-over notifications with none of their questions left
         (no longer left over: to be closed)."""
-        for left in self.orphans.values():
+        for left in self.leftovers.values():
             left -= keys
         self.dismissed -= keys
-        return self._pop([nid for nid, left in self.orphans.items() if not left])
+        return self._pop([nid for nid, left in self.leftovers.items() if not left])
 
     def _pop(self, nids: list[int]) -> list[int]:
         for nid in nids:
-            del self.orphans[nid]
+            del self.leftovers[nid]
         return nids
 
     def take(self, keys: list[QuestionKey]) -> int | None:
         """The left-over notification that shows the most of ``keys`` (None: none shows any): it
         is no longer left over, but the one to replace with what shows them now."""
         wanted = set(keys)
-        best = max(self.orphans, key=lambda nid: len(self.orphans[nid] & wanted), default=None)
-        if best is None or not self.orphans[best] & wanted:
+        best = max(self.leftovers, key=lambda nid: len(self.leftovers[nid] & wanted), default=None)
+        if best is None or not self.leftovers[best] & wanted:
             return None
-        del self.orphans[best]
+        del self.leftovers[best]
         return best
 
     def sharing(self, keys: list[QuestionKey]) -> list[int]:
         """The left-over notifications that show one of ``keys`` (shown anew now: to be closed)."""
-        return self._pop([nid for nid, left in self.orphans.items() if left & set(keys)])
+        return self._pop([nid for nid, left in self.leftovers.items() if left & set(keys)])
 
     def stopped(self, server_key: str) -> None:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
@@ -133,7 +133,7 @@ class Bubbles:
         if server_key:
             with self.store.together():
                 self.store.drop_bubbles(server_key)
-                for nid, keys in [*self.orphans.items(), (DISMISSED, self.dismissed)]:
+                for nid, keys in [*self.leftovers.items(), (DISMISSED, self.dismissed)]:
                     if keys:
                         self.store.put_bubble(server_key, nid, keys)
 
@@ -197,10 +197,11 @@ class Screen:
         backend = self.backend
         return backend.server_key if backend is not None and backend.online else ""
 
-    def close_orphans(self, pending: set[QuestionKey]) -> None:
+    def close_leftovers(self, pending: set[QuestionKey]) -> None:
         """The questions pending now (the engine's first snapshot): a notification left by a
-        run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
-        for nid in self.bubbles.over(pending):
+        run before ours for questions no longer pending is closed
+        (:meth:`Bubbles.leftovers_to_close`)."""
+        for nid in self.bubbles.leftovers_to_close(pending):
             self._close(nid)
 
     def ended(self, keys: set[QuestionKey]) -> None:
@@ -398,7 +399,7 @@ class Screen:
 
     def _screen_gone(self) -> None:
         """What the server showed is gone (it went away, or another took over)."""
-        self.bubbles.orphans.clear()
+        self.bubbles.leftovers.clear()
         self.bubbles.dismissed.clear()
         for shown in self.shown.values():
             shown.server_id = 0
@@ -466,8 +467,7 @@ class Notifier:
         clock: Callable[[], float] = awake_or_asleep,
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
-        health: FailureLog | None = None,
-        worker: Worker | None = None,
+        worker: Worker,
     ) -> None:
         """``execute``: carries out what the user asks of a notification, as the app's commands:
         ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
@@ -476,9 +476,8 @@ class Notifier:
         reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
         from its time, the time of day (quiet hours) and when a snooze ends in the store.
         ``instead``: what shows questions while notifications cannot (said in the log; None: the
-        tray icon). ``health``: where the worker's failures are recorded (shared with the app).
-        ``worker``: the thread it runs on (the app's one outputs thread, which the app starts;
-        else one of its own, started by :meth:`start`)."""
+        tray icon). ``worker``: the thread it runs on (the app's one outputs thread, which the app
+        starts; its failures are recorded where the worker's supervisor records them)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
@@ -497,8 +496,7 @@ class Notifier:
         self._screen = Screen(self._choose, clock, self.show_text, backend, self.store, self.instead)
         self._stop = threading.Event()
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
-        self._own_worker = worker is None
-        self._worker = Worker("notifier", self._stop, health) if worker is None else worker
+        self._worker = worker
         self._focus = FocusFollower(self._worker) if config["notifications.skip_when_focused"] else None
 
     def _choose(self) -> tuple[Backend, str]:
@@ -520,8 +518,6 @@ class Notifier:
         self._worker.add(self)
         if self._focus is not None:  # (what is focused, followed from now on: its events read here)
             self._worker.put(self._focus.start)
-        if self._own_worker:
-            self._worker.start()
 
     def stop(self, close: bool = True) -> None:
         """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
@@ -541,7 +537,7 @@ class Notifier:
     # The engine's output protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pending = {key_of(view.ref, q) for view, q in snapshot.pending}
-        self._put(lambda now: self._screen.close_orphans(pending))  # what a run before ours left
+        self._put(lambda now: self._screen.close_leftovers(pending))  # what a run before ours left
 
     def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)

@@ -4,8 +4,11 @@ tray menu and the window's model."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,6 +37,7 @@ from notifier.outputs.desktop import Notifier
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
 from notifier.pi.parse import extract
+from notifier.system.supervisor import Worker
 from notifier.window.view import (
     Shown,
     Where,
@@ -135,6 +139,20 @@ class Server(Backend):
         pass
 
 
+@contextlib.contextmanager
+def outputs_thread() -> Iterator[Worker]:
+    """A started :class:`Worker`, as the app's one outputs thread the notifier runs on; stopped
+    (and its end awaited) on leaving."""
+    stopping = threading.Event()
+    worker = Worker("outputs", stopping)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        stopping.set()
+        assert worker.sync(5)
+
+
 def signalled(
     q: Question, *signals: tuple[str, int, str], show_text: bool = True
 ) -> tuple[list[Command], list[int]]:
@@ -147,19 +165,20 @@ def signalled(
     config.set("notifications.skip_when_focused", False, "test")
     config.set("settle_ms", 0, "test")
     server = Server()
-    alerts = Notifier(config, execute=commands.append, backend=server)
     ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
-    alerts.start()
-    try:
-        alerts.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
-        wait_for(lambda: server.shown, 5, "the question's notification")
-        for kind, server_id, arg in signals:
-            (alerts.on_server_action if kind == "action" else alerts.on_server_reply)(server_id, arg)
-        alerts.tell("the signals were taken", "")  # (after them, in order)
-        wait_for(lambda: len(server.shown) == 2, 5, "the signals taken")
-        closed = list(server.closed)  # (before the notifier stops: then it closes what it shows)
-    finally:
-        alerts.stop()
+    with outputs_thread() as worker:
+        alerts = Notifier(config, execute=commands.append, backend=server, worker=worker)
+        alerts.start()
+        try:
+            alerts.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
+            wait_for(lambda: server.shown, 5, "the question's notification")
+            for kind, server_id, arg in signals:
+                (alerts.on_server_action if kind == "action" else alerts.on_server_reply)(server_id, arg)
+            alerts.tell("the signals were taken", "")  # (after them, in order)
+            wait_for(lambda: len(server.shown) == 2, 5, "the signals taken")
+            closed = list(server.closed)  # (before the notifier stops: then it closes what it shows)
+        finally:
+            alerts.stop()
     return commands, closed
 
 

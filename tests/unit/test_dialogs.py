@@ -166,7 +166,7 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
         sent.append(body)
         return (7,)
 
-    monkeypatch.setattr(backend, "_request", request)
+    monkeypatch.setattr(backend, "_call", request)
     assert backend.show(render(notice, True, False), 0) == 7
     actions = sent[0][5]
     assert actions == ["default", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]

@@ -12,7 +12,7 @@ from notifier.engine import Batch
 from notifier.outputs.desktop import Notifier
 
 from ..conftest import wait_for
-from .test_desktop_actions import Server
+from .test_desktop_actions import Server, outputs_thread
 
 
 def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
@@ -23,18 +23,19 @@ def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
     config.set("settle_ms", 0, "test")
     config.set("notifications.skip_when_focused", False, "test")
     server = Server()
-    alerts = Notifier(config, backend=server, wall=lambda: time.time() + offset)
-    alerts.start()
-    try:
-        ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
-        q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
-        alerts.publish(Batch((Transition("needs_input", ref, q, time.time() + offset),), Snapshot()))
-        wait_for(lambda: alerts.planner.quiet_held, 5, "held by the quiet hours")
-        assert server.shown == []
-        wait_for(lambda: server.shown, 5, "announced as the quiet hours end")
-        assert time.time() + offset >= end.timestamp()
-    finally:
-        alerts.stop()
+    with outputs_thread() as worker:
+        alerts = Notifier(config, backend=server, wall=lambda: time.time() + offset, worker=worker)
+        alerts.start()
+        try:
+            ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+            q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
+            alerts.publish(Batch((Transition("needs_input", ref, q, time.time() + offset),), Snapshot()))
+            wait_for(lambda: alerts.planner.quiet_held, 5, "held by the quiet hours")
+            assert server.shown == []
+            wait_for(lambda: server.shown, 5, "announced as the quiet hours end")
+            assert time.time() + offset >= end.timestamp()
+        finally:
+            alerts.stop()
 
 
 def test_the_notifiers_clock_counts_time_asleep() -> None:
@@ -51,4 +52,5 @@ def test_the_notifiers_clock_counts_time_asleep() -> None:
     before = time.clock_gettime(boottime)
     now = awake_or_asleep()
     assert before <= now <= time.clock_gettime(boottime)
-    assert Notifier(Config()).clock is awake_or_asleep
+    with outputs_thread() as worker:
+        assert Notifier(Config(), worker=worker).clock is awake_or_asleep
