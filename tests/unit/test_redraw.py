@@ -66,7 +66,7 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
         redraw.changed()
 
 
-class Window:
+class WindowFeed:
     subscribers = 1
 
     def __init__(self) -> None:
@@ -96,7 +96,7 @@ class Between(threading.Event):
 def test_a_snapshot_published_while_the_age_tick_draws_reaches_the_window(tmp_path: Path, flag: bool) -> None:
     """The age tick draws the tray only; a snapshot published as it starts must still be pushed
     to the window (by this wake or the next one the publish asks for)."""
-    stop, health, window = threading.Event(), FailureLog(), Window()
+    stop, health, window = threading.Event(), FailureLog(), WindowFeed()
     redraw = Redraw(window, Config(), health, stop, Worker("outputs", stop, health))  # type: ignore[arg-type]
     redraw.tray = Tray()
     redraw.tray.failures = 0
