@@ -1,10 +1,10 @@
 """The running app: wiring and lifecycle of the engine, its outputs, the tray, the control channel
 and the window process; every command, whoever sends it, is carried out in :meth:`App.execute`.
 
-- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`; a snooze,
-  mute or clear is carried out one way (:func:`settle`), and without an app saved in the store,
-  which a headless run (no control channel) follows: what is saved there reaches its notifier as
-  a command reaches the app's;
+- the user's choices (snoozes and mutes) have one keeper, :class:`SilencesKeeper`; a snooze,
+  mute or clear is carried out one way (:func:`apply_silence_or_clear`), and without an app
+  saved in the store, which a headless run (no control channel) follows: what is saved there
+  reaches its notifier as a command reaches the app's;
 - control requests are parsed once into commands (:func:`handle`) and answered;
 - every long-lived part is kept running by the one supervisor and back-off
   (:mod:`notifier.system.supervisor`): the engine, the outputs thread, push; each remote link
@@ -15,7 +15,7 @@ and the window process; every command, whoever sends it, is carried out in :meth
 - the window process (``pi-notifier show --attach``): opened one at a time, raised and focused
   over the control channel, fed snapshots as it subscribes (:class:`WindowProcess`), with what
   it shows beyond the snapshot (:class:`WindowDecoration`: where each pi runs, looked up on a
-  thread of its own, and what is snoozed, as the outputs thread hands it the preferences).
+  thread of its own, and what is snoozed, as the outputs thread hands it the silences).
 
 One instance per user for the tray app, and who notifies: :mod:`notifier.instance`.
 """
@@ -40,7 +40,7 @@ from notifier.companion import DialogFeed
 from notifier.config import Config
 from notifier.control import SOCKET_ENV, Connection, Server, drain, socket_path
 from notifier.core import commands
-from notifier.core.codec import status_obj, summary
+from notifier.core.codec import bar_summary, status_obj
 from notifier.core.commands import (
     Answer,
     Clear,
@@ -57,13 +57,13 @@ from notifier.core.commands import (
     Subscribe,
 )
 from notifier.core.model import Snapshot, Transition
-from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj
+from notifier.core.planner import Silences, quiet_hours_note, quiet_hours_obj
 from notifier.core.text import clean
 from notifier.engine import Batch, Engine, Output, ReadyInfo
 from notifier.instance import InstanceLock
-from notifier.outputs.desktop import AlertSink
-from notifier.outputs.jsonout import JsonSink
-from notifier.outputs.push import PushSink
+from notifier.outputs.desktop import Notifier
+from notifier.outputs.jsonout import JsonOutput
+from notifier.outputs.push import PushOutput
 from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
 from notifier.sessions import engine_options
@@ -77,7 +77,7 @@ from notifier.window.view import mark_snoozes, window_obj
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 Reply = dict[str, Any]
-Listener = Callable[[Preferences], None]
+Listener = Callable[[Silences], None]
 
 
 # ---- the window process ----
@@ -98,7 +98,7 @@ def has_display() -> bool:
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(self, socket: str, decorate: Callable[[dict[str, Any], Preferences], dict[str, Any]] | None = None):
+    def __init__(self, socket: str, decorate: Callable[[dict[str, Any], Silences], dict[str, Any]] | None = None):
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
@@ -148,11 +148,11 @@ class WindowProcess:
             return "failed"
         return "starting"
 
-    def subscribe(self, conn: Connection, snapshot: Snapshot, preferences: Preferences) -> None:
+    def subscribe(self, conn: Connection, snapshot: Snapshot, silences: Silences) -> None:
         """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
         self._keep(conn)
         self._subscribed.set()
-        conn.send({"window": self._obj(snapshot, preferences)}, kind="window")
+        conn.send({"window": self._obj(snapshot, silences)}, kind="window")
         pending, self._pending = self._pending, None
         if pending is not None and (pending["focus"] or "said" in pending):
             conn.send(pending)
@@ -163,16 +163,16 @@ class WindowProcess:
             self.subscribers = (*(c for c in self.subscribers if not c.closed), *new)
             return self.subscribers
 
-    def _obj(self, snapshot: Snapshot, preferences: Preferences) -> dict[str, Any]:
+    def _obj(self, snapshot: Snapshot, silences: Silences) -> dict[str, Any]:
         obj = window_obj(snapshot)
         if self.decorate is not None:
             try:
-                obj = self.decorate(obj, preferences)
+                obj = self.decorate(obj, silences)
             except Exception as exc:  # what it adds is a nicety: the list is shown regardless
                 log.debug("window object not decorated: %s", exc)
         return obj
 
-    def push(self, snapshot: Snapshot, preferences: Preferences) -> None:
+    def push(self, snapshot: Snapshot, silences: Silences) -> None:
         """A new snapshot to every open window, with the user's snoozes and mutes (from the
         outputs thread, as handed to the tray's drawing)."""
         subs = self.subscribers
@@ -180,7 +180,7 @@ class WindowProcess:
             return
         # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
         # window that stops reading never holds up this thread; the channel drops it.
-        message = encode({"window": self._obj(snapshot, preferences)})
+        message = encode({"window": self._obj(snapshot, silences)})
         if not all([conn.send(message, kind="window") for conn in subs]):
             self._keep()
 
@@ -205,7 +205,7 @@ class WindowDecoration:
         self._wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
         self._locating = False
 
-    def __call__(self, obj: dict[str, Any], preferences: Preferences) -> dict[str, Any]:
+    def __call__(self, obj: dict[str, Any], silences: Silences) -> dict[str, Any]:
         """The window's object with each question's last known location and the snooze marks."""
         now = time.time()
         questions = obj.get("questions", [])
@@ -220,7 +220,7 @@ class WindowDecoration:
         found = cached[2] if cached is not None else {}
         for q in questions:
             q["location"] = found.get(tuple(q["key"]))
-        return mark_snoozes(obj, preferences, now)
+        return mark_snoozes(obj, silences, now)
 
     def _locate(self) -> None:
         while True:
@@ -248,7 +248,7 @@ def open_store(state_dir: str | None = None) -> Store:
     return Store(os.path.join(state_dir or paths.state_dir(), FILE_NAME))
 
 
-class PreferencesOwner:
+class SilencesKeeper:
     """The user's snoozes and mutes: one value, kept in the store (its copy is the value), handed
     to every listener (the notifier's planner, the tray and the window, push) as it changes: by a
     command carried out here (:meth:`apply`), or by another process that saved one in the store
@@ -257,7 +257,7 @@ class PreferencesOwner:
     def __init__(self, store: Store, now: float) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self.value = store.preferences(now)  # the current choices (immutable: read it as often as you like)
+        self.value = store.silences(now)  # the current choices (immutable: read it as often as you like)
         self._listeners: list[Listener] = []
 
     def listen(self, listener: Listener) -> None:
@@ -267,7 +267,7 @@ class PreferencesOwner:
             self._listeners.append(listener)
             listener(self.value)
 
-    def apply(self, command: Snooze | Mute, now: float) -> Preferences:
+    def apply(self, command: Snooze | Mute, now: float) -> Silences:
         """Carry out a snooze or mute: persisted, the new value handed to every listener."""
         with self._lock:
             if isinstance(command, Mute):
@@ -276,16 +276,16 @@ class PreferencesOwner:
                 self._store.clear_snoozes()  # resume: every snooze is lifted
             else:
                 self._store.snooze(command.until, command.session, command.project)
-            return self._set(self._store.preferences(now))
+            return self._set(self._store.silences(now))
 
-    def reload(self, now: float) -> Preferences:
+    def reload(self, now: float) -> Silences:
         """The value as the store's file holds it now (another process saved a change there),
         handed to every listener if it reads differently from the current one."""
         with self._lock:
-            value = self._store.preferences(now, reread=True)
+            value = self._store.silences(now, reread=True)
             return self._set(value) if value != self.value.running(now) else self.value
 
-    def _set(self, value: Preferences) -> Preferences:
+    def _set(self, value: Silences) -> Silences:
         """(Lock held.)"""
         self.value = value
         for listener in self._listeners:
@@ -306,7 +306,7 @@ def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session
         quiet_now = quiet_hours_note(config["quiet_hours"], now)
-        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
+        return {"ok": True, "summary": bar_summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
     quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
     return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}
 
@@ -383,27 +383,29 @@ def clear_abandoned(engine: Engine, command: Clear) -> None:
     engine.call(do)
 
 
-def settle(command: Snooze | Mute | Clear, engine: Engine | None, preferences: PreferencesOwner | None) -> None:
+def apply_silence_or_clear(
+    command: Snooze | Mute | Clear, engine: Engine | None, silences: SilencesKeeper | None
+) -> None:
     """A snooze, mute or clear, whoever sends it (the app's :meth:`App.execute`, the window
-    without an app): the user's choice carried out by its owner (``preferences``; None: no app
-    runs, saved in the store: :func:`save_choice`); abandoned questions forgotten on the
+    without an app): the user's choice carried out by its keeper (``silences``; None: no app
+    runs, saved in the store: :func:`save_silence`); abandoned questions forgotten on the
     ``engine``'s thread."""
     if isinstance(command, Clear):
         if engine is not None:
             clear_abandoned(engine, command)
-    elif preferences is not None:
-        preferences.apply(command, time.time())
+    elif silences is not None:
+        silences.apply(command, time.time())
     else:
-        save_choice(command)
+        save_silence(command)
 
 
-def save_choice(command: Snooze | Mute) -> None:
+def save_silence(command: Snooze | Mute) -> None:
     """Without an app: a snooze or mute saved in the user's store, as the app carries it out (the
     one way one is kept), where a headless run that notifies applies it at once and the app finds
     it when it starts."""
     store = open_store()
     try:
-        PreferencesOwner(store, time.time()).apply(command, time.time())
+        SilencesKeeper(store, time.time()).apply(command, time.time())
     finally:
         store.close()
 
@@ -439,7 +441,7 @@ class LocalSource:
     def command(self, command: Command) -> None:
         """A snooze, mute or clear from the window (no app runs: nothing else is carried out here)."""
         if self.engine is not None and isinstance(command, (Snooze, Mute, Clear)):
-            settle(command, self.engine, None)
+            apply_silence_or_clear(command, self.engine, None)
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
@@ -474,9 +476,9 @@ class App:
         self.want_notify = notify and config["notifications.backend"] != "none"
         self.stop_event = Stop()  # (ends the tray's loop too: Tray.run)
         self.store = open_store(state_dir)
-        self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
-        self.engine: Engine | None = None  # built in start(), with its sinks fixed
-        self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
+        self.silences = SilencesKeeper(self.store, time.time())  # restored from the store
+        self.engine: Engine | None = None  # built in start(), with its outputs fixed
+        self.alerts: Notifier | None = None  # the notifier (it keeps itself running)
         self.tray: Tray | None = None  # (given to start(); None once it stopped)
         self.server: Server | None = None
         self.lock = lock
@@ -487,9 +489,9 @@ class App:
         self.outputs_thread = Worker("outputs", self.stop_event, self.health)
         self.redraw = Redraw(self.window, config, self.health, self.stop_event, self.outputs_thread)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
-        self.push: PushSink | None = None
+        self.push: PushOutput | None = None
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
-        self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
+        self.silences.listen(self.redraw.set_silences)  # the tray shows snoozes, mutes
         self.follow_config = follow_config
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
         self.saved: FileFollower | None = None  # a headless run: the store, for choices saved elsewhere
@@ -498,10 +500,10 @@ class App:
 
     def execute(self, command: Command, conn: Connection | None = None) -> dict[str, Any] | None:
         """Carry out one command, whoever sent it, on the caller's thread: each part it touches
-        guards its own state (preferences: their owner's lock; the board: the engine thread; the
+        guards its own state (silences: their keeper's lock; the board: the engine thread; the
         window: its lock). Returns the control channel's reply (None: ``conn`` was kept)."""
         if isinstance(command, (Snooze, Mute, Clear)):
-            settle(command, self.engine, self.preferences)
+            apply_silence_or_clear(command, self.engine, self.silences)
         elif isinstance(command, (Goto, Answer)):
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
                 threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
@@ -512,7 +514,7 @@ class App:
             return {"ok": True, "window": window, "display": has_display()}
         elif isinstance(command, Subscribe):
             if conn is not None:
-                self.window.subscribe(conn, self.snapshot(), self.preferences.value)
+                self.window.subscribe(conn, self.snapshot(), self.silences.value)
             return None
         elif isinstance(command, Quit):
             self.stop_event.set()
@@ -564,15 +566,15 @@ class App:
             return {"ok": False, "error": clean(exc, 200) + detail}
         return self.execute(command, conn)
 
-    # ---- what the sinks and the UI get ----
+    # ---- what the outputs and the UI get ----
 
     def snapshot(self) -> Snapshot:
-        """The engine's snapshot, as every sink got it."""
+        """The engine's snapshot, as every output got it."""
         return self.engine.snapshot if self.engine is not None else Snapshot()
 
     def ui_state(self) -> UiState:
         """What the tray, the window and the control replies show: the snapshot and the user's choices."""
-        return UiState(self.snapshot(), self.preferences.value, self.health.lines())
+        return UiState(self.snapshot(), self.silences.value, self.health.lines())
 
     def _quiet_hours_changed(self, quiet: str) -> None:
         for part in (self.alerts, self.push, self.redraw):  # (the tray's tooltip says so)
@@ -592,17 +594,17 @@ class App:
         if tray is not None and tray.hosts is not None:  # (followed on the outputs thread)
             tray.hosts.follow(self.outputs_thread)
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
-        outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
+        outputs: list[Output] = [JsonOutput(on_broken=self.stop_event.set)] if self.json_out else []
         outputs.append(self.store)  # (the question history)
         if self.want_notify:
-            self.alerts = self.new_notifier(self.store, self.preferences)
+            self.alerts = self.new_notifier(self.store, self.silences)
             outputs.append(self.alerts)
         if tray is not None or windows:
             outputs.append(self.redraw)
             self.outputs_thread.start()
         if self.config["push.urls"]:
-            self.push = PushSink(self.config, self.store, health=self.health)
-            self.preferences.listen(self.push.set_preferences)  # (muted, snoozed: not pushed either)
+            self.push = PushOutput(self.config, self.store, health=self.health)
+            self.silences.listen(self.push.set_silences)  # (muted, snoozed: not pushed either)
             outputs.append(self.push)
         options = engine_options(self.config)
         if self.state_dir:
@@ -614,7 +616,7 @@ class App:
             self.follower.start()
         written = self.store.written_path
         if tray is None and not windows and written is not None:  # (no control channel: the CLI saves in the store)
-            self.saved = FileFollower(written, self._choices_saved, settle_s=0.05)
+            self.saved = FileFollower(written, self._choices_saved, debounce_s=0.05)
             self.saved.start()
         self.engine.start()
         self.remotes.start()  # (its links start once the engine is ready)
@@ -624,14 +626,13 @@ class App:
 
     def _choices_saved(self) -> None:
         """(A timer's thread.) The store was written, perhaps a snooze or mute from the command line."""
-        self.preferences.reload(time.time())  # (the owner of the moment: a headless run's turn makes one)
+        self.silences.reload(time.time())  # (the keeper of the moment: a headless run's turn makes one)
 
-    def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
+    def new_notifier(self, store: Store, silences: SilencesKeeper) -> Notifier:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
-        (``preferences``); what the user asks of a notification is a command for the app."""
-        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
-                           worker=self.outputs_thread)
-        preferences.listen(alerts.set_preferences)  # handed the current value before start
+        (``silences``); what the user asks of a notification is a command for the app."""
+        alerts = Notifier(self.config, store, execute=self.execute, instead=self._instead(), worker=self.outputs_thread)
+        silences.listen(alerts.set_silences)  # handed the current value before start
         alerts.start()
         self.outputs_thread.start()  # (the first of the notifier and the drawing starts it; a headless run: here)
         return alerts

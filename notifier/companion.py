@@ -102,7 +102,7 @@ KEYS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Dialog:
+class ExtensionDialog:
     """A dialog pi shows. ``remote`` says how it can be answered from here: ``"value"`` (select,
     confirm, input: exactly), ``"keys"`` (custom: keys forwarded to its component) or ``None``.
     ``waits``: known to wait for a human (False: a loader shown while an extension calls the model,
@@ -145,7 +145,7 @@ class Hello:
     session_id: str | None = None
     cwd: str | None = None
     mode: str = "events"  # "wrap": every dialog, answerable; "events": from pi's prompt events only
-    dialogs: tuple[Dialog, ...] = ()
+    dialogs: tuple[ExtensionDialog, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -196,8 +196,8 @@ class Disconnected:
     path: str
 
 
-Event = Hello | Dialog | Closed | DialogText | Result | Bye
-EVENTS: dict[str, type[Event]] = {"dialog": Dialog, "closed": Closed, "bye": Bye, "screen": DialogText,
+Event = Hello | ExtensionDialog | Closed | DialogText | Result | Bye
+EVENTS: dict[str, type[Event]] = {"dialog": ExtensionDialog, "closed": Closed, "bye": Bye, "screen": DialogText,
                                   "result": Result, "hello": Hello}
 _TYPES = {"str": str, "int": int, "bool": bool, "tuple[str, ...]": tuple}
 E = TypeVar("E", bound=Event)
@@ -225,7 +225,7 @@ def _typed(cls: type[E], obj: dict[str, Any], **known: Any) -> E:
     return cls(**known)
 
 
-def dialog_from(obj: dict[str, Any]) -> Dialog:
+def dialog_from(obj: dict[str, Any]) -> ExtensionDialog:
     kind, options, at, remote = obj.get("kind"), obj.get("options"), obj.get("at"), obj.get("remote")
     if kind not in KINDS:
         raise BadLine("unknown dialog kind")
@@ -234,7 +234,7 @@ def dialog_from(obj: dict[str, Any]) -> Dialog:
     if options is not None and not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
         raise BadLine("options is not a list of strings")
     return _typed(
-        Dialog, obj, kind=kind,
+        ExtensionDialog, obj, kind=kind,
         options=tuple(options) if options is not None else None,
         at=at / 1000.0 if isinstance(at, (int, float)) and not isinstance(at, bool) else None,
         remote=remote if remote in ("value", "keys") else None,
@@ -246,7 +246,7 @@ def parse(line: bytes | str) -> Event | None:
     know (new events are additive). Raises :class:`BadLine` for a malformed line."""
     obj = parse_object(line, MAX_LINE)
     cls = EVENTS.get(str(obj.get("event")))
-    if cls is Dialog:
+    if cls is ExtensionDialog:
         return dialog_from(obj)
     if cls is Hello:
         raw = obj.get("dialogs")
@@ -267,7 +267,7 @@ def request(dialog_id: str, value: str | bool | None = None, keys: list[str] | N
     return encode({"answer": {"id": dialog_id, "value": value}})
 
 
-def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
+def check_answer(dialog: ExtensionDialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
     """Why this answer cannot be given to this dialog (``None``: it can). The extension checks the
     same again; this lets a caller refuse without a round trip and say why."""
     if dialog.kind == "editor":
@@ -419,7 +419,7 @@ def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello |
         return dict(zip(found, pool.map(ask, found), strict=True))
 
 
-def all_open_dialogs(folder: str | None = None) -> list[tuple[str, Dialog]]:
+def all_open_dialogs(folder: str | None = None) -> list[tuple[str, ExtensionDialog]]:
     """Every dialog every reachable pi waits on now, with its socket."""
     return [(path, d) for path, said in hellos(folder).items() if said for d in said.dialogs]
 
@@ -433,7 +433,7 @@ def announced_sessions(folder: str | None = None) -> dict[int, str]:
 # ---- the board side ----
 
 
-def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -> Question:
+def question_of(d: ExtensionDialog, now: float, catalog: QuestionCatalog | None = None) -> Question:
     """The pending question a dialog is: ``text`` = its title (one line, as every JSON text), the
     full title (and a gate's whole command) line by line in ``detail``, for the window. A dialog
     with no title of its own (a custom component) that a question tool's call opened (by name or
@@ -470,7 +470,7 @@ def _under(path: str, roots: Sequence[str], itself: bool = False) -> str | None:
     return None
 
 
-def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
+def ref_of(d: ExtensionDialog, roots: Sequence[str]) -> SessionRef | None:
     """The session a dialog belongs to, when its file is in one of the watched folders (keyed as
     the file is read there); before pi has a session, its pi (by process and folder), when its
     sessions will go to a watched folder."""
@@ -482,7 +482,7 @@ def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
     return None
 
 
-def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
+def counts(d: ExtensionDialog, catalog: QuestionCatalog) -> bool:
     """Whether a dialog is a pending question on the board: it waits for a human, and it is not
     a question tool's own dialog (its custom component, or the select / input it falls back to:
     the question itself, read from the session file; a question tool by its name, or by its
@@ -523,12 +523,12 @@ class DialogFeed:
 
     def _event(self, path: str, event: object) -> None:
         """On the socket's reader thread: to the engine thread."""
-        if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
+        if isinstance(event, (Hello, ExtensionDialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
     def apply(self, path: str, event: object) -> list[Transition]:
         """On the engine thread: change the board; the transitions (the engine hands them to
-        every sink)."""
+        every output)."""
         board, now = self.engine.board, self.wall()
         out: list[Transition] = []
         if isinstance(event, Bye):
@@ -543,7 +543,7 @@ class DialogFeed:
                     out += board.dialogs.close(src, "superseded", now)
             for d in event.dialogs:
                 out += self._add(path, d, now, initial=d.at is not None and d.at < self.started)
-        elif isinstance(event, Dialog):
+        elif isinstance(event, ExtensionDialog):
             out += self._add(path, event, now, initial=False)
         elif isinstance(event, Closed):
             outcome: Outcome = event.outcome
@@ -558,7 +558,7 @@ class DialogFeed:
             self._bye.discard(path)
         return out
 
-    def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
+    def _add(self, path: str, d: ExtensionDialog, now: float, initial: bool) -> list[Transition]:
         asked = on_board(d, self.engine.options, now)
         if asked is None:
             return []
@@ -569,7 +569,7 @@ class DialogFeed:
         return self.engine.board.dialogs.open((path, d.id), *asked, now, initial)
 
 
-def on_board(d: Dialog, options: EngineOptions, now: float) -> tuple[SessionRef, Question] | None:
+def on_board(d: ExtensionDialog, options: EngineOptions, now: float) -> tuple[SessionRef, Question] | None:
     """The session and the pending question a dialog is on the board (None: it is not there)."""
     ref = ref_of(d, options.roots)
     return None if ref is None or not counts(d, options.catalog) else (ref, question_of(d, now, options.catalog))
@@ -681,7 +681,7 @@ class CompanionWatcher:
                 for event in events:
                     try:
                         self.callback(path, event)
-                    except Exception:  # a sink's bug must not end the connection
+                    except Exception:  # an output's bug must not end the connection
                         log.exception("companion event handler failed")
             except OSError as exc:
                 log.debug("companion socket %s: %s", path, exc)

@@ -22,7 +22,7 @@ from typing import Any
 from notifier.core.planner import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean, mask_url
 
-__all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "load", "render"]
+__all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "config_text", "load"]
 
 # difflib is imported where a misspelt key or value needs it: status loads this module (1 ms).
 
@@ -449,7 +449,7 @@ OPTIONS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def render(config: Config) -> str:
+def config_text(config: Config) -> str:
     """``pi-notifier config``: every key, its effective value and where it came from."""
     lines = [f"# config file: {clean(config.file) if config.file else '(none)'}"]
     for key in SCHEMA:

@@ -16,7 +16,7 @@ the pis where a question is pending are the evidence that tells two pis in one f
 (:mod:`notifier.core.owners`). The board alone judges what the list means, and a change of who is
 alive is a change of the snapshot. Between lists the engine checks one pid itself: that the pi last
 seen waiting for a human in a session still runs, before its new question skips the settle window
-(:meth:`Liveness.asked`). Abandoned questions are looked at again, less and less often.
+(:meth:`Liveness.drop_gone_askers`). Abandoned questions are looked at again, less and less often.
 The thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
@@ -108,15 +108,16 @@ class Output(Protocol):
         """Each batch, in order: what changed and the board as it is now."""
 
 
-def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
-    """Hand something to one sink; whatever Exception it raises stays there (recorded in
+def deliver(health: FailureLog, output: object, what: str, call: Callable[[], None]) -> None:
+    """Hand something to one output; whatever Exception it raises stays there (recorded in
     ``health``, logged once per kind), the other outputs still get theirs. A BaseException that is
     not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
     it goes on to the engine's supervisor, which records it as the engine's failure."""
     try:
         call()
     except Exception as exc:
-        name = type(sink).__name__
+        name = type(output).__name__
+        # ("sink NAME": the name the health record has always had, a key of the control reply's problems)
         if health.failed(f"sink {name}", exc, "the other outputs carry on"):
             log.error("the %s output failed (in %s); carrying on without it this time", name, what, exc_info=exc)
 
@@ -151,7 +152,7 @@ class Liveness:
         return read_processes(self._processes, self._health, folders)
 
     def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
-        """At start-up: the questions ``found`` whose pi is gone are abandoned before any sink
+        """At start-up: the questions ``found`` whose pi is gone are abandoned before any output
         hears of them; the rest, as found."""
         if not board.local.needs_liveness():
             return found
@@ -165,12 +166,14 @@ class Liveness:
         if self.next_due is None or when < self.next_due:
             self.next_due = when
 
-    def asked(self, items: list[Transition], board: Board) -> list[Transition]:
-        """New questions: look soon whether their pi is still there; at once for one whose pi is
-        not known yet (its terminal's mode tells whether it waits for a human: notified at once).
-        A question's asker as last seen that no longer runs (it quit since the last process list;
-        another pi, maybe ``pi -p``, asks in its file now) is not known, on the board (its view)
-        as in the items returned."""
+    def drop_gone_askers(self, items: list[Transition], board: Board) -> list[Transition]:
+        """Called as a batch is published, with its transitions; changes the board. A question's
+        asker as last seen that no longer runs (it quit since the last process list; another pi,
+        maybe ``pi -p``, asks in its file now) is dropped: not known on the board (its view,
+        :meth:`notifier.core.board.LocalSessions.asker_gone`) nor in the items returned. New
+        questions: a process look is scheduled soon, to see whether their pi is still there; at
+        once for one whose pi is not known yet (its terminal's mode tells whether it waits for a
+        human: notified at once)."""
         gone = {t.session.key for t in items if t.asker is not None and not still_running(*t.asker)}
         for key in gone:
             board.local.asker_gone(key)
@@ -283,7 +286,7 @@ class Engine:
 
     def call(self, fn: Callable[[], list[Transition]]) -> None:
         """Run ``fn`` on the engine thread, where it alone may change the board; the transitions
-        it returns go to every sink with the next snapshot (one per batch of messages, which
+        it returns go to every output with the next snapshot (one per batch of messages, which
         is made after a call even when it returns none: the board may have changed)."""
         self.queue.put(_Call(fn))
 
@@ -314,7 +317,7 @@ class Engine:
     def _recover(self) -> None:
         """``_run`` just failed: the file it was reading is blamed (one that keeps failing is
         dropped), the message in hand goes back in line (:meth:`_put_back`); during the start-up
-        scan, it starts again from nothing (no sink saw anything)."""
+        scan, it starts again from nothing (no output saw anything)."""
         self.reader.blame()
         item, self._in_hand = self._in_hand, None
         if item is not None:
@@ -480,8 +483,10 @@ class Engine:
         """Hand every output one batch: the transitions made (those of the engine's own reading and
         those its calls returned: remote hosts, the companion extension's dialogs), a new
         snapshot, and the turns finished since the last batch. They are the batch's once it is
-        made: a failure before keeps them for the next."""
-        items = self._liveness.asked(self._made, self.board)
+        made: a failure before keeps them for the next. Publishing changes the board first: the
+        askers that no longer run are dropped (from the board and from the transitions) and a
+        process look is scheduled (:meth:`Liveness.drop_gone_askers`)."""
+        items = self._liveness.drop_gone_askers(self._made, self.board)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
         # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).

@@ -40,6 +40,7 @@ from notifier.core.model import (
     Outcome,
     Question,
     QuestionItem,
+    QuestionKey,
     SessionRef,
     Transition,
     remote_key,
@@ -178,15 +179,14 @@ class Down:
 
 
 Item = StreamEvent | Down
-Key = tuple[str, str]  # (session key, tool call id)
 
 
 class Inbox:
     def __init__(self, size: int = MAX_ITEMS) -> None:
         self.size = size
         self._cond = threading.Condition()
-        self._items: dict[tuple[Key | None, int], Item] = {}  # in order, by (question, n)
-        self._latest: dict[Key, tuple[Key | None, int]] = {}  # a question's newest slot
+        self._items: dict[tuple[QuestionKey | None, int], Item] = {}  # in order, by (question, n)
+        self._latest: dict[QuestionKey, tuple[QuestionKey | None, int]] = {}  # a question's newest slot
         self._n = 0
         self._scheduled = False  # the engine has been asked to take (and has not emptied it yet)
         self._closed = False
@@ -451,7 +451,7 @@ class Remotes:
 
     def _take(self, host: str) -> list[Transition]:
         """Apply a batch of what the host sent: one set of transitions (the engine hands them to
-        every sink); ask for the next batch behind whatever else the engine has to do."""
+        every output); ask for the next batch behind whatever else the engine has to do."""
         box = self.boxes[host]
         items, more = box.take()
         try:

@@ -448,7 +448,9 @@ def open_cache(options: EngineOptions) -> StartupCache | None:
 
 
 def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:
-    """Read every session once (for ``answer``, ``goto``): no watcher, no thread."""
+    """Read every session once: no watcher, no thread. For ``answer``, ``goto`` and ``snooze`` /
+    ``mute`` / ``unmute`` (:func:`notifier.cli.parser.sessions_of`), and ``status --tmux`` /
+    ``--bar`` without an app."""
     with scanned(options, processes) as board:
         return board.snapshot(time.time())
 

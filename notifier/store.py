@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
 from notifier.core.model import Snapshot, Transition
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
@@ -255,7 +255,7 @@ class Database:
 
     @property
     def unwritten(self) -> int:
-        """Changes still waiting for the file."""
+        """Changes still waiting for the file. For the tests: nothing in the app asks."""
         return len(self._pending)
 
     def flush(self, timeout: float = 5.0) -> bool:
@@ -530,27 +530,27 @@ SNOOZES = "SELECT scope, until FROM snoozes WHERE until > ?"
 MUTES = "SELECT project FROM mutes"
 
 
-def _silences(snoozes: list[Row], mutes: list[Row]) -> Preferences:
+def _silences(snoozes: list[Row], mutes: list[Row]) -> Silences:
     """The snoozes and the muted projects of rows of :data:`SNOOZES` (those still running) and :data:`MUTES`."""
-    prefs = Preferences(muted=frozenset(p for (p,) in mutes))
+    silences = Silences(muted=frozenset(p for (p,) in mutes))
     for scope, until in snoozes:
         project = scope[len(PROJECT) :] if scope.startswith(PROJECT) else None
         session = None if scope == ALL or project is not None else scope
-        prefs = prefs.snoozed(until, session, project)
-    return prefs
+        silences = silences.snoozed(until, session, project)
+    return silences
 
 
-def saved_silences(state_dir: str, now: float) -> Preferences:
+def saved_silences(state_dir: str, now: float) -> Silences:
     """The snoozes and mutes saved in the store of ``state_dir``, still running at ``now``, read
     without opening the store (``status`` and ``snooze`` read them beside the app, or without
     it): read only, nothing created. None: nothing saved yet, or a store that cannot be read."""
     path = os.path.join(state_dir, FILE_NAME)
     if not os.path.isfile(path):
-        return Preferences()
+        return Silences()
     try:
         db = connect(path, 2.0, read_only=True)
     except sqlite3.Error:
-        return Preferences()
+        return Silences()
     try:
         return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path))
     finally:
@@ -606,26 +606,27 @@ class Store(Database):
     # can re-use or close them ----
 
     def bubbles(self) -> dict[tuple[str, int], set[tuple[str, str]]]:
-        """``{(server owner, notification id): the questions it shows}``."""
+        """``{(server key, notification id): the questions it shows}`` (the server key is
+        ``Backend.server_key``, in the column ``owner``)."""
         out: dict[tuple[str, int], set[tuple[str, str]]] = {}
-        for owner, nid, file, call_id in self._read("SELECT owner, id, file, call_id FROM bubbles"):
-            if isinstance(owner, str) and isinstance(nid, int) and isinstance(file, str) and isinstance(call_id, str):
-                out.setdefault((owner, nid), set()).add((file, call_id))
+        for server, nid, file, call_id in self._read("SELECT owner, id, file, call_id FROM bubbles"):
+            if isinstance(server, str) and isinstance(nid, int) and isinstance(file, str) and isinstance(call_id, str):
+                out.setdefault((server, nid), set()).add((file, call_id))
         return out
 
-    def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
+    def put_bubble(self, server_key: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
         with self.together():
-            self.drop_bubbles(owner, nid)
+            self.drop_bubbles(server_key, nid)
             sql = "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)"
-            self._each("bubbles", sql, [(owner, nid, file, call_id) for file, call_id in keys])
+            self._each("bubbles", sql, [(server_key, nid, file, call_id) for file, call_id in keys])
 
-    def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
-        """Forget one notification of server ``owner`` (``nid``), or all of them."""
-        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND (? IS NULL OR id = ?)", (owner, nid, nid))
+    def drop_bubbles(self, server_key: str, nid: int | None = None) -> None:
+        """Forget one notification of the server ``server_key`` (``nid``), or all of them."""
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND (? IS NULL OR id = ?)", (server_key, nid, nid))
 
-    def keep_bubbles_of(self, owner: str) -> None:
-        """Forget the notifications of every server but ``owner`` (gone with their server)."""
-        self._run("bubbles", "DELETE FROM bubbles WHERE owner != ?", (owner,))
+    def keep_bubbles_of(self, server_key: str) -> None:
+        """Forget the notifications of every server but ``server_key`` (gone with their server)."""
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner != ?", (server_key,))
 
     # ---- pushed (outputs/push.py): a question is pushed once, also across restarts ----
 
@@ -646,7 +647,7 @@ class Store(Database):
     def clear_snoozes(self) -> None:
         self._run("snoozes", "DELETE FROM snoozes")
 
-    def preferences(self, now: float, reread: bool = False) -> Preferences:
+    def silences(self, now: float, reread: bool = False) -> Silences:
         """The snoozes still running at ``now`` and the muted projects, as one value; ``reread``:
         as the file holds them now (another process may have changed them: :meth:`reread`)."""
         if reread:

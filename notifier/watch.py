@@ -1,8 +1,8 @@
 """Watching: one watchdog ``Observer`` for every folder the app watches — the sessions folders
-(:class:`Watcher`), the config file and the instance lock (:class:`FileFollower`), the companion
-extension's socket folder (:func:`watch_folder`) — plus the poll fallback for what inotify refuses,
-the folders past the watch limit (:class:`WatchLimit`), lost events (read again) and symlinked
-sessions folders.
+(:class:`Watcher`), the config file, the instance lock and a headless run's store ``-wal`` file
+(:class:`FileFollower`), the companion extension's socket folder (:func:`watch_folder`) — plus the
+poll fallback for what inotify refuses, the folders past the watch limit (:class:`WatchLimit`),
+lost events (read again) and symlinked sessions folders.
 
 One Observer (:func:`observer`): one dispatcher thread, and one emitter and inotify reader per
 folder watched; each part of the app schedules and unschedules its own watches on it
@@ -523,21 +523,21 @@ def watch_refused(paths: Iterable[str]) -> bool:
         probe.join(timeout=2)
 
 
-# ---- one file (the config file, the instance lock) ----
+# ---- one file (the config file, the instance lock, a headless run's store -wal file) ----
 
 
 class FileFollower:
     """A call when one file is created, written, replaced or removed: its folder watched (or,
     while that folder does not exist, the nearest folder that does), so nothing wakes while the
     file is left alone; a burst of events (an editor writing, renaming, touching) becomes one call
-    ``settle_s`` after the last of them, on a timer's thread, which first moves the watch if a
+    ``debounce_s`` after the last of them, on a timer's thread, which first moves the watch if a
     folder on the way to the file appeared or went."""
 
-    def __init__(self, path: str, on_change: Callable[[], None], settle_s: float = 0.2) -> None:
+    def __init__(self, path: str, on_change: Callable[[], None], debounce_s: float = 0.2) -> None:
         self.path = os.path.abspath(path)
         self.folder = os.path.dirname(self.path)
         self.on_change = on_change
-        self.settle_s = settle_s
+        self.debounce_s = debounce_s
         self._lock = threading.Lock()
         self._target: str | None = None  # the folder watched
         self._watch: Watch | None = None
@@ -580,7 +580,7 @@ class FileFollower:
                     return
                 if self._timer is not None:
                     self._timer.cancel()
-                self._timer = threading.Timer(self.settle_s, self._fire)
+                self._timer = threading.Timer(self.debounce_s, self._fire)
                 self._timer.daemon = True
                 self._timer.start()
 

@@ -44,13 +44,13 @@ class Harness:
         liveness: bool = False,
         processes: Callable[[], Sequence[Proc] | None] | None = None,
         extra_tools: Sequence[str] = (),
-        sinks: Sequence[Output] = (),
+        outputs: Sequence[Output] = (),
         **kw: Any,
     ) -> None:
-        """``sinks``: outputs of the engine's before the one that collects (``self.sink``)."""
-        self.sink = Collect()
+        """``outputs``: outputs of the engine's before the one that collects (``self.collected``)."""
+        self.collected = Collect()
         opts = EngineOptions([str(r) for r in roots], QuestionCatalog(extra_tools), liveness=liveness, **kw)
-        self.engine = Engine(opts, [*sinks, self.sink], processes=processes)
+        self.engine = Engine(opts, [*outputs, self.collected], processes=processes)
 
     def __enter__(self) -> Harness:
         self.engine.start()
@@ -63,5 +63,5 @@ class Harness:
 
     def wait(self, kind: str, count: int = 1, timeout: float = 10.0) -> list[Transition]:
         return wait_for(
-            lambda: len(self.sink.of(kind)) >= count and self.sink.of(kind), timeout, f"{count}×{kind}"
+            lambda: len(self.collected.of(kind)) >= count and self.collected.of(kind), timeout, f"{count}×{kind}"
         )

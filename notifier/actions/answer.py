@@ -10,7 +10,7 @@ against, in the same step of the tmux server (``if-shell -F``, tmux >= 3.2).
 
 The driver (:func:`drive`): before each key, on a fresh look, the dialog must still be this
 question's in the state the plan expects, and the session file must have nothing asked or
-started after it; any other look ends the answer, saying what was typed. :func:`confirm` then
+started after it; any other look ends the answer, saying what was typed. :func:`check_recorded` then
 checks that what pi recorded is that answer.
 """
 
@@ -28,8 +28,14 @@ from typing import Any
 
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
-from notifier.companion import Dialog as ExtDialog
-from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog, hello_of, question_of
+from notifier.companion import (
+    ExtensionDialog,
+    all_open_dialogs,
+    announced_sessions,
+    answer_dialog,
+    hello_of,
+    question_of,
+)
 from notifier.config import Config
 from notifier.core import codec
 from notifier.core.board import startup_key
@@ -174,7 +180,7 @@ def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
 # ---- the driver: one checked key at a time ----
 
 log = logging.getLogger(__name__)
-SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
+KEYS_READ_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
 LATER_S = 0.5  # how long the next question may take to show that a key reached it
 
 
@@ -356,17 +362,17 @@ def _after(
     raise _stopped("the dialog did not move on as expected", typed, gone=False)
 
 
-def confirm(
+def check_recorded(
     judge: AnswerJudge,
     question: Question,
     plan: Plan,
     typed: list[str],
     timeout: float,
-    settled: Callable[[], bool] | None = None,
+    keys_read: Callable[[], bool] | None = None,
 ) -> Answered:
     """Wait for pi to record an end of the question; check that it is the answer given (Refused
     if not), and that it recorded nothing for another question meanwhile (else a note says so).
-    ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
+    ``keys_read``: keys that could reach another dialog (tmux's) were typed; true once pi has read
     them all."""
     if not wait_until(judge.ended, timeout):
         raise Refused(
@@ -374,10 +380,10 @@ def confirm(
         )
     ended = judge.resolved.get(question.tool_call_id)
     done = Answered(question, ended.outcome if ended else None, ended.answer if ended else None)
-    if settled is not None:
+    if keys_read is not None:
         # A key read after pi moved on answers (or moves) the next question: once pi has read
         # every key typed, the next question is given a moment to show whether one reached it.
-        wait_until(settled, SETTLE_TIMEOUT_S)
+        wait_until(keys_read, KEYS_READ_TIMEOUT_S)
         wait_until(lambda: bool(judge.others_ended()), LATER_S)
     # A question that ended meanwhile may have had a key of this answer: said plainly.
     others = judge.others_ended()
@@ -401,7 +407,7 @@ def confirm(
 # ---- through the companion extension ----
 
 
-def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, ExtDialog]]:
+def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, ExtensionDialog]]:
     """The open extension dialogs of this question's call (their sockets too), as its pi shows
     them now: which of them is the question shown is decided by :func:`shown_dialog`."""
     real = os.path.realpath(session_file)
@@ -422,8 +428,8 @@ def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, Ex
 
 
 def shown_dialog(
-    options: EngineOptions, question: Question, found: list[tuple[str, ExtDialog]]
-) -> tuple[str, ExtDialog]:
+    options: EngineOptions, question: Question, found: list[tuple[str, ExtensionDialog]]
+) -> tuple[str, ExtensionDialog]:
     """Which of the dialogs open now (``found``) is the question shown (Refused: none, or more
     than one): one tool call may open several dialogs in turn. A dialog on the board is the
     question read from the dialog open now, token for token (its title and options); a question
@@ -454,7 +460,7 @@ YES_NO = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": Fal
 
 
 def dialog_value(
-    d: ExtDialog, choices: list[str], text: str | None, question: Question | None = None
+    d: ExtensionDialog, choices: list[str], text: str | None, question: Question | None = None
 ) -> tuple[str | bool, str]:
     """(the exact value pi's select / confirm / input dialog ``d`` gets for CHOICE or --text, the
     answer as the user saw it); UsageError, Unsupported. A dialog on the board is answered by its
@@ -548,7 +554,7 @@ class Request:
         return AnswerJudge(self.options, self.view.ref.key, self.question.tool_call_id)
 
 
-def by_channel(req: Request) -> Answered | None:
+def by_companion(req: Request) -> Answered | None:
     """Answer through the extension; ``None`` when this pi has no channel for the question."""
     question = req.question
     found = channel_dialogs(req.view.ref.key, question)
@@ -600,11 +606,11 @@ def by_keys(
     screen: Callable[[], str | None],
     send: Send,
     where: str,
-    settled: Callable[[], bool] | None = None,
+    keys_read: Callable[[], bool] | None = None,
 ) -> Answered:
     """The one way keys answer: the question's dialog read off ``screen`` (a tmux pane's, or the
     companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
-    it (:func:`drive`), then pi's record checked (:func:`confirm`)."""
+    it (:func:`drive`), then pi's record checked (:func:`check_recorded`)."""
     question = req.question
     first = screen()
     found = finder(question, first) if first is not None else None
@@ -624,7 +630,7 @@ def by_keys(
         return Seen(shown, showing(now.splitlines(), range(shown.top, shown.top + len(shown.raw))))
 
     typed = drive(look, send, question, steps, judge.waits_alone)
-    return confirm(judge, question, steps, typed, req.result_timeout, settled)
+    return check_recorded(judge, question, steps, typed, req.result_timeout, keys_read)
 
 
 # ---- by keys into the tmux pane ----
@@ -665,7 +671,7 @@ def by_tmux(req: Request, neighbours: Sequence[SessionView] = ()) -> Answered:
     pane, tty = location.tmux, location.tty
     return by_keys(
         req, judge, lambda: capture(pane), lambda step, seen: send(pane, step, seen),
-        f"in tmux pane {clean(pane.pane)}", settled=lambda: tty is None or unread_input(tty) in (0, None),
+        f"in tmux pane {clean(pane.pane)}", keys_read=lambda: tty is None or unread_input(tty) in (0, None),
     )  # fmt: skip
 
 
@@ -697,7 +703,7 @@ def answer(
     if token is not None and question_token(question) != token:
         raise Refused(f"the question waiting is no longer the one shown: it asks {_named(question)}; nothing was typed")
     req = Request(options, view, question, choices, text, result_timeout)
-    return by_channel(req) or by_tmux(req, snapshot.sessions)
+    return by_companion(req) or by_tmux(req, snapshot.sessions)
 
 
 def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[SessionView, Question]:
@@ -761,7 +767,7 @@ def answer_line(
         shown = [q for v in snapshot.sessions if v.ref.key == session for q in v.pending if q.tool_call_id == call]
         if shown and question_token(shown[0]) != token:
             return 1, f"not answered: the question waiting is no longer the one shown ({_named(shown[0])})"
-    remote = goto.split(config, session)
+    remote = goto.remote_target(config, session)
     if remote is not None:
         try:
             code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, token=token, text=text)

@@ -26,10 +26,9 @@ from typing import Any
 from notifier.companion import announced_sessions
 from notifier.config import Config
 from notifier.core import codec, commands
-from notifier.core import text as shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
-from notifier.core.text import clean
+from notifier.core.text import Arg, Unsafe, Word, clean, join, remote_words
 from notifier.remote import Remote, remote_from_config, ssh_argv
 from notifier.system import processes
 from notifier.system.locate import Location, Unmatched, fill_locations, locate_one, locate_sessions
@@ -65,7 +64,8 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     longest-waiting live question of all. SESSION is a session file (anywhere: the caller adds
     the session of a file outside the watched folders to ``snapshot``), an id, a short id, a
     unique id prefix, or a session or project name (:mod:`notifier.core.commands`). Raises
-    :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
+    :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several;
+    :class:`Refused` when, omitted or ``next``, no question waits."""
     if spec is None or spec == commands.NEXT:
         if not snapshot.pending:
             left = len(snapshot.abandoned)
@@ -99,13 +99,13 @@ def attach_hint(pane: TmuxPane) -> str:
     """"run: tmux attach -t SESSION:WINDOW", or why no command is offered (a session name with
     control characters); for a message that says tmux has no client to show the pane."""
     default = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", "default")
-    sock: list[shellcmd.Word] = (
-        [] if pane.socket == default else ["-S", shellcmd.Arg("the tmux socket path", pane.socket)]
+    sock: list[Word] = (
+        [] if pane.socket == default else ["-S", Arg("the tmux socket path", pane.socket)]
     )
-    target = shellcmd.Arg("the tmux session or window name", f"{pane.session}:{pane.window}")
+    target = Arg("the tmux session or window name", f"{pane.session}:{pane.window}")
     try:
-        return "run: " + shellcmd.join(["tmux", *sock, "attach", "-t", target])
-    except shellcmd.Unsafe as exc:
+        return "run: " + join(["tmux", *sock, "attach", "-t", target])
+    except Unsafe as exc:
         return f"attach to it yourself (no command is offered: {exc})"
 
 
@@ -206,14 +206,14 @@ def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
     have: (0 focused, 1 not possible, 2 no such session; one line to show — what was done, or
     what to do instead). A remote session (``@host:file``) opens ``ssh -t … tmux attach`` in a
     new terminal where one is found, else says the command."""
-    remote = split(config, session)
+    remote = remote_target(config, session)
     if remote is not None:
         try:
             argv = goto_argv(*remote)
         except RemoteRefused as exc:
             return 1, clean(exc)
         # (built from checked names, so shown as it is: clean() would collapse its spaces)
-        command = shellcmd.join(argv)
+        command = join(argv)
         if has_display() and open_in_terminal(argv):
             return 0, f"opened in a new terminal: {command}"
         return 1, f"no terminal to open here; run: {command}"
@@ -239,7 +239,7 @@ def configured(config: Config) -> list[Remote]:
     return [remote_from_config(item) for item in config["remotes"]]
 
 
-def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
+def remote_target(config: Config, spec: str | None) -> tuple[Remote, str] | None:
     """``devbox:SPEC`` (or a key ``@devbox:FILE`` from the window) names a session on a remote."""
     host, _, rest = (spec or "").removeprefix("@").partition(":")
     if not rest:
@@ -280,10 +280,10 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
     has_window = isinstance(window, (str, int)) and not isinstance(window, bool)
     target = f"{tm['session']}:{window}" if has_window else tm["session"]
     try:
-        there = shellcmd.remote_words(["tmux", "attach", "-t", shellcmd.Arg("its tmux session or window name", target)])
+        there = remote_words(["tmux", "attach", "-t", Arg("its tmux session or window name", target)])
         argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", *there]
-        shellcmd.join(argv)  # (every local word can be shown too: options and destination)
-    except shellcmd.Unsafe as exc:
+        join(argv)  # (every local word can be shown too: options and destination)
+    except Unsafe as exc:
         raise RemoteRefused(
             f"{clean(remote.name)}: its pi runs in tmux, but no command to attach to it is offered: {exc}"
         ) from None

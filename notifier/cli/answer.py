@@ -60,7 +60,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
 
     if not 0 < args.timeout <= MAX_TIMEOUT_S:  # (NaN is none of them)
         return fail(2, f"--timeout takes a number of seconds above 0, up to {MAX_TIMEOUT_S}")
-    remote = goto.split(config, args.words[0] if args.words else None)
+    remote = goto.remote_target(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
         return _answer_remote(*remote, args)
     options, snapshot = sessions_of(config, args.words[0] if args.words else None, dialogs=True)

@@ -32,7 +32,7 @@ def terminal_json(obj: object) -> str:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    remote = goto.split(config, args.session)
+    remote = goto.remote_target(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return _goto_remote(*remote, only_print=args.print)
     snapshot = sessions_of(config, args.session)[1]

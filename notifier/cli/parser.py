@@ -98,14 +98,25 @@ def _flag(name: str, help: str) -> Arg:
 
 
 JSON = _flag("--json", "print one JSON object")
-_WATCH: tuple[Arg, ...] = (  # the options of every command that reads the sessions folders
-    (("--sessions-dir",), {"metavar": "DIR", "action": "append", "dest": "sessions_dirs",
-                           "help": "pi sessions folder to watch (repeatable; replaces the default)"}),
+_SESSIONS_OPTIONS: tuple[Arg, ...] = (
     (("--liveness",), {"choices": ("auto", "off"), "help": "mark questions of pi processes that died as abandoned"}),
     (("--question-tool",), {"metavar": "NAME", "action": "append", "dest": "question_tools",
                             "help": "treat tool NAME as a question tool too; a glob pattern such as"
                             " 'mcp__*__ask*' (quoted) matches names (repeatable)"}),
 )
+_WATCHING = frozenset({"run", "show"})  # the commands that watch the sessions folders (others read them once)
+
+
+def _sessions_options(watches: bool) -> tuple[Arg, ...]:
+    """The options of every command that reads the sessions folders (``watches``: it follows them)."""
+    verb = "watch" if watches else "read"
+    return (
+        (("--sessions-dir",), {"metavar": "DIR", "action": "append", "dest": "sessions_dirs",
+                               "help": f"pi sessions folder to {verb} (repeatable; replaces the default)"}),
+        *_SESSIONS_OPTIONS,
+    )
+
+
 _SESSION = {"nargs": "?", "metavar": "SESSION", "help": "a project or session name, a short id (see status), an id"
             " or unique id prefix, a session file, or next (the default: the longest-waiting question)"}
 _ANSWER_DESCRIPTION = (
@@ -116,56 +127,59 @@ _ANSWER_DESCRIPTION = (
 )
 
 
-class Command(NamedTuple):
+class Subcommand(NamedTuple):
     """A command: its help, the function that carries it out (``(args, config) -> exit code``, a
     module of ``notifier.cli`` and its name, imported only when its command runs: each command's
     start-up pays for its own modules only), its own arguments (``one_of``: of which at most one
-    is given), whether it takes the sessions folders' options (``watch``) and its description."""
+    is given), whether it reads the sessions folders (``reads_sessions``: it takes their options)
+    and its description."""
 
     help: str
     handler: str
     arguments: tuple[Arg, ...] = ()
     one_of: tuple[Arg, ...] = ()
-    watch: bool = True
+    reads_sessions: bool = True
     description: str | None = None
 
 
 # Each command, in the order --help lists them.
-COMMANDS: dict[str, Command] = {
-    "run": Command("tray + notifications, watching the sessions folder (the default command)", "run:cmd_run", (
+COMMANDS: dict[str, Subcommand] = {
+    "run": Subcommand("tray + notifications, watching the sessions folder (the default command)", "run:cmd_run", (
         _flag("--no-tray", "no tray icon (headless)"),
         _flag("--no-notify", "no desktop notifications"),
         _flag("--json", "print one JSON event per line on stdout"),
         _flag("--stop-on-eof", "stop when standard input is closed (how a remote link ends its run --json)"),
     )),
-    "status": Command("print every session and its pending questions, then exit", "status:cmd_status", (
+    "status": Subcommand(
+        "print the sessions with a question or active in the last day (--all, --json: every session) and"
+        " their pending questions, then exit", "status:cmd_status", (
         _flag("--all", "list every session, not only recent ones"),
     ), one_of=(
         JSON,
         _flag("--tmux", "a tmux status-line segment: 'π 2' while questions wait, else nothing"),
         _flag("--bar", "one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"),
     )),
-    "doctor": Command("what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"),
-    "show": Command("open the pending-questions window", "goto:cmd_show", (
+    "doctor": Subcommand("what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"),
+    "show": Subcommand("open the pending-questions window", "goto:cmd_show", (
         (("--focus",), {"nargs": 2, "metavar": ("FILE", "CALL_ID"), "help": "select this question"}),
         _flag("--attach", argparse.SUPPRESS),
     )),
-    "quit": Command(
-        "stop the running app (the tray app; headless runs are left alone)", "quit:cmd_quit", watch=False
+    "quit": Subcommand(
+        "stop the running app (the tray app; headless runs are left alone)", "quit:cmd_quit", reads_sessions=False
     ),
-    "history": Command("questions asked, how long each waited, how it ended", "history:cmd_history", (
+    "history": Subcommand("questions asked, how long each waited, how it ended", "history:cmd_history", (
         JSON,
         (("--since",), {"metavar": "DAYS", "help": "only the last DAYS days (7, 0.5, 30d)"}),
-    ), watch=False),
-    "autostart": Command("start pi-notifier with your desktop session", "install:cmd_autostart", (
+    ), reads_sessions=False),
+    "autostart": Subcommand("start pi-notifier with your desktop session", "install:cmd_autostart", (
         (("action",), {"choices": ("install", "remove", "status")}),
-    ), watch=False),
-    "config": Command("print the effective configuration and where each value came from", "parser:cmd_config"),
-    "goto": Command("bring you to the terminal / tmux pane of a waiting pi", "goto:cmd_goto", (
+    ), reads_sessions=False),
+    "config": Subcommand("print the effective configuration and where each value came from", "parser:cmd_config"),
+    "goto": Subcommand("bring you to the terminal / tmux pane of a waiting pi", "goto:cmd_goto", (
         (("session",), _SESSION),
         _flag("--print", "only print where it is (JSON), change nothing"),
     )),
-    "answer": Command(
+    "answer": Subcommand(
         "answer a waiting pi from here (keys into its tmux pane, checked on screen first)", "answer:cmd_answer", (
             (("words",), {"nargs": "*", "metavar": "[SESSION] CHOICE", "help": "the session, then the answer"}),
             (("--call",), {"metavar": "TOOL_CALL_ID", "help": "the question's tool call (default: the oldest)"}),
@@ -176,31 +190,32 @@ COMMANDS: dict[str, Command] = {
                               "help": "how long to wait for pi to record it"}),
         ), description=_ANSWER_DESCRIPTION,
     ),
-    "snooze": Command("hold back notifications for a while: all, a project or a session", "snooze:cmd_snooze", (
+    "snooze": Subcommand("hold back notifications for a while: all, a project or a session", "snooze:cmd_snooze", (
         (("words",), {"nargs": "*", "metavar": "[WHAT] [DURATION]", "help": "WHAT: all (default), a project or a"
                       " SESSION; DURATION: 15m (default), 1h, 2h30m, 1d, tomorrow (08:00), or off to resume"}),
     )),
-    "mute": Command("no notifications from a project until unmute", "snooze:cmd_snooze", (
+    "mute": Subcommand("no notifications from a project until unmute", "snooze:cmd_snooze", (
         (("what",), {"metavar": "WHAT", "help": "a project, or a SESSION (its project)"}),
     )),
-    "unmute": Command("notifications from a muted project again", "snooze:cmd_snooze", (
+    "unmute": Subcommand("notifications from a muted project again", "snooze:cmd_snooze", (
         (("what",), {"metavar": "WHAT", "help": "a muted project, a SESSION (its project), or all"}),
     )),
-    "pi-extension": Command(
+    "pi-extension": Subcommand(
         "the optional companion pi extension (exact dialogs, answers)", "install:cmd_pi_extension", (
             (("action",), {"choices": ("install", "remove", "status")}),
             _flag("--json", "status: print one JSON object"),
-        ), watch=False,
+        ), reads_sessions=False,
     ),
-    "demo": Command("replay a recorded pi session so you can see the notification, icon and window",
-                    "demo:cmd_demo", (_flag("--no-tray", argparse.SUPPRESS),), watch=False),
+    "demo": Subcommand("replay a recorded pi session so you can see the notification, icon and window",
+                    "demo:cmd_demo", (_flag("--no-tray", argparse.SUPPRESS),), reads_sessions=False),
 }
 
 
-def _add_arguments(p: argparse.ArgumentParser, command: Command) -> None:
+def _add_arguments(p: argparse.ArgumentParser, name: str, command: Subcommand) -> None:
     p.add_argument("--config", metavar="FILE", help="configuration file (default: the per-user config.toml)")
     p.add_argument("-v", "--verbose", action="store_true", help="log more detail")
-    for names, options in (*(_WATCH if command.watch else ()), *command.arguments):
+    sessions = _sessions_options(name in _WATCHING) if command.reads_sessions else ()
+    for names, options in (*sessions, *command.arguments):
         p.add_argument(*names, **options)
     if command.one_of:
         group = p.add_mutually_exclusive_group()
@@ -218,7 +233,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name, each in COMMANDS.items():
         if command is None or name == command:
-            _add_arguments(sub.add_parser(name, help=each.help, description=each.description), each)
+            _add_arguments(sub.add_parser(name, help=each.help, description=each.description), name, each)
     return parser
 
 
@@ -401,9 +416,9 @@ def handler(command: str) -> Handler:
 
 def cmd_config(args: argparse.Namespace, config: Config) -> int:
     """``pi-notifier config``: the effective configuration and where each value came from."""
-    from notifier.config import render
+    from notifier.config import config_text
 
-    out(render(config), "\n")
+    out(config_text(config), "\n")
     return 0
 
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from notifier.core.model import Transition
     from notifier.engine import Engine
     from notifier.instance import Notifying
-    from notifier.outputs.desktop import AlertSink
+    from notifier.outputs.desktop import Notifier
     from notifier.store import Store
     from notifier.watch import FileFollower
 
@@ -141,7 +141,7 @@ class NotifyTurns:
         """Follow the app's lock file (after ``app.start()``: the run notifies now if ``app.alerts``)."""
         from notifier.watch import FileFollower
 
-        self._follower = FileFollower(self.lock.app_path, self.check, settle_s=0.05)
+        self._follower = FileFollower(self.lock.app_path, self.check, debounce_s=0.05)
         self._follower.start()
         if self.app.alerts is not None:
             self.check()  # (an app that claimed it before this run followed the file)
@@ -209,7 +209,7 @@ class NotifyTurns:
     def _take_over(self) -> list[Transition]:
         """On the engine thread: a notifier of this run's, given what waits now (no transition:
         the board is as it was)."""
-        from notifier.app import PreferencesOwner, open_store
+        from notifier.app import SilencesKeeper, open_store
         from notifier.core.model import Transition
         from notifier.engine import Batch
 
@@ -218,11 +218,11 @@ class NotifyTurns:
             if self._stopped or self._waiting or app.alerts is not None or engine is None or app.stop_event.is_set():
                 return []
             store = open_store(app.state_dir)  # (read again: what the app wrote since this run began)
-            app.preferences = PreferencesOwner(store, time.time())  # as the app left them
-            app.preferences.listen(app.redraw.set_preferences)
+            app.silences = SilencesKeeper(store, time.time())  # as the app left them
+            app.silences.listen(app.redraw.set_silences)
             if app.push is not None:  # (it holds back what the desktop holds back)
-                app.preferences.listen(app.push.set_preferences)
-            alerts = app.new_notifier(store, app.preferences)
+                app.silences.listen(app.push.set_silences)
+            alerts = app.new_notifier(store, app.silences)
             self.store = store
             snapshot = engine.snapshot
             pending = [
@@ -237,7 +237,7 @@ class NotifyTurns:
         return []
 
 
-def _removed(engine: Engine, alerts: AlertSink) -> list[Transition]:
+def _removed(engine: Engine, alerts: Notifier) -> list[Transition]:
     """On the engine thread: the notifier handed over gets no batch any more."""
     engine.remove_output(alerts)
     return []

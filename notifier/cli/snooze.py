@@ -68,9 +68,9 @@ def deliver(config: Config, command: Snooze | Mute) -> str:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app import save_choice
+    from notifier.app import save_silence
 
-    save_choice(command)
+    save_silence(command)
     return _notifier_said(config)
 
 

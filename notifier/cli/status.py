@@ -1,5 +1,6 @@
-"""``pi-notifier status``: every session and its pending questions, then exit (``--json``:
-docs/contract.md §3). One path for the text and ``--json``: the running app's status object when
+"""``pi-notifier status``: the sessions with a question or active in the last day (``--all``:
+every session; ``--json`` always lists every session) and their pending questions, then exit
+(``--json``: docs/contract.md §3). One path for the text and ``--json``: the running app's status object when
 one answers, else a scan of our own → its snapshot → the same object
 (:func:`notifier.core.codec.status_obj`); the text is rendered from that object. Each part is
 imported when it is needed: the app's answer needs no session reader, a scan no socket client
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     import argparse
 
     from notifier.config import Config
-    from notifier.core.planner import Preferences
+    from notifier.core.planner import Silences
 
 
 def _str(value: object) -> str | None:
@@ -31,7 +32,7 @@ HEADS = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
 DAY_S = 86400
 
 
-def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Preferences | None = None) -> str:
+def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Silences | None = None) -> str:
     """The table ``status`` prints from the status object (:func:`notifier.core.codec.status_obj`,
     the app's or our own): one row per question (or per session that asks nothing), with the
     session's short id (what SESSION takes), then a summary line and, when anything is snoozed or
@@ -95,7 +96,7 @@ def _waited(q: dict[str, Any], now: float) -> str:
     return duration(now - asked) if asked is not None else "-"
 
 
-def _silenced_line(silences: Preferences, sessions: list[dict[str, Any]], now: float) -> str:
+def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: float) -> str:
     """:func:`notifier.core.planner.silenced_line`, the snoozed sessions named as the status
     object names them."""
     from notifier.core.model import SessionRef, SessionView, Snapshot, remote_key
@@ -120,7 +121,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     from notifier.system import paths
 
     now = time.time()
-    prefs = saved_silences(paths.state_dir(), now)
+    silences = saved_silences(paths.state_dir(), now)
     if not args.json:
         for d in config["sessions_dirs"]:
             if not os.path.isdir(d):
@@ -135,9 +136,9 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             from notifier.system.locate import add_locations
 
             located = add_locations(status, look=config["liveness"] == "auto")
-            out(dumps({**located, **silenced_obj(prefs, now), "quiet_hours": quiet}), "\n", flush=True)
+            out(dumps({**located, **silenced_obj(silences, now), "quiet_hours": quiet}), "\n", flush=True)
         else:  # (the newline not appended to the JSON: a copy of megabytes)
-            out(render_status(status, now, args.all, prefs), "\n", quiet_hours_line(quiet), flush=True)
+            out(render_status(status, now, args.all, silences), "\n", quiet_hours_line(quiet), flush=True)
         # (flushed before the scan cache is written: what was asked for comes first)
 
     # quiet hours in effect: the app's (it follows its config file), else our own config's
@@ -173,15 +174,15 @@ def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _status_bar(config: Config, as_json: bool) -> int:
+def _status_bar(config: Config, bar: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
-    from notifier.core.codec import bar_obj, dumps, summary, tmux_segment
+    from notifier.core.codec import bar_obj, bar_summary, dumps, tmux_segment
 
-    brief = _ask_app(config, brief=True)
+    summary = _ask_app(config, brief=True)
     now = time.time()
-    if brief is None:
+    if summary is None:
         from notifier.core.planner import quiet_hours_note
         from notifier.sessions import engine_options, scan_once
         from notifier.store import saved_silences
@@ -189,11 +190,11 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         until = saved_silences(paths.state_dir(), now).snooze_all_until
         quiet = quiet_hours_note(config["quiet_hours"], now)
-        brief = summary(scan_once(engine_options(config)), now, until or None, quiet)
-    if as_json:
-        obj = bar_obj(brief, now)
+        summary = bar_summary(scan_once(engine_options(config)), now, until or None, quiet)
+    if bar:
+        obj = bar_obj(summary, now)
         out(dumps({**obj, "full_text": obj["text"]}), "\n", flush=True)  # (full_text: i3blocks' name for it)
     else:
-        segment = tmux_segment(brief)
+        segment = tmux_segment(summary)
         out(segment + "\n" if segment else "", flush=True)
     return 0

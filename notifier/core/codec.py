@@ -531,7 +531,7 @@ MARK = "π"
 LISTED = 8  # questions a tooltip lists
 
 
-def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None, quiet: str = "") -> dict[str, Any]:
+def bar_summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None, quiet: str = "") -> dict[str, Any]:
     """``{"pending", "abandoned", "snoozed_until", "quiet", "questions": [{"project", "id",
     "text", "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of
     them. ``snoozed_until``: when the snooze of everything ends (the user's choice, not the

@@ -125,7 +125,7 @@ class Subscribe:
 
 @dataclass(frozen=True)
 class Health:
-    """How the app's parts are doing (engine, sinks, tray, notifications)."""
+    """How the app's parts are doing (engine, outputs, tray, notifications)."""
 
 
 @dataclass(frozen=True)

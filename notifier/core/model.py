@@ -13,7 +13,7 @@ was shown says so without relying on that, and ties an answer to what its user r
 
 **What the planner says**: raise or replace a notification (:class:`Notice`) about some
 questions (:class:`Item`), or withdraw one (:class:`Withdraw`). The planner
-(:mod:`notifier.core.planner`) decides them; the notification sink shows them."""
+(:mod:`notifier.core.planner`) decides them; the notifier shows them."""
 
 from __future__ import annotations
 
@@ -119,7 +119,9 @@ class Question:
 class SessionRef:
     """Which session: its file (the key), pi's id, folder and name for it, and its host."""
 
-    key: str  # the session file path: session ids are not unique across files
+    # The session file path, or ``remote_key(host, file)`` (``@host:file``) for a remote session:
+    # session ids are not unique across files.
+    key: str
     id: str | None
     cwd: str | None
     name: str | None
@@ -237,7 +239,7 @@ class Views(Sequence[SessionView]):
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The whole board at one moment, as the engine made it, handed read-only to every sink (the
+    """The whole board at one moment, as the engine made it, handed read-only to every output (the
     tray and the window get it inside a ``notifier.outputs.tray.UiState``, with the user's choices)."""
 
     sessions: Sequence[SessionView] = ()  # a tuple, or the board's Views
@@ -273,17 +275,17 @@ def question_token(q: Question) -> str:
 
 # ---- what the planner says ----
 
-Key = tuple[str, str]  # (session file, toolCallId)
+QuestionKey = tuple[str, str]  # (session key, toolCallId): a question on the board
 Kind = Literal["question", "reminder", "burst", "startup", "idle", "failed"]
 
 
-def key_of(ref: SessionRef, question: Question) -> Key:
+def key_of(ref: SessionRef, question: Question) -> QuestionKey:
     return (ref.key, question.tool_call_id)
 
 
 @dataclass(frozen=True)
 class Item:
-    key: Key
+    key: QuestionKey
     ref: SessionRef
     question: Question
     asked: float | None = None  # when it was asked, on the planner's clock (None: question.asked_at)
@@ -317,7 +319,7 @@ class Notice:
     update: bool = False
 
     @property
-    def keys(self) -> list[Key]:
+    def question_keys(self) -> list[QuestionKey]:
         return [item.key for item in self.items]
 
 

@@ -1,4 +1,4 @@
-"""What to notify when (pure: time is passed in): the user's preferences (snoozes, mutes) and
+"""What to notify when (pure: time is passed in): the user's silences (snoozes, mutes) and
 the words that set them (durations: ``snooze 1h``), quiet hours, what ``status`` says of them,
 reminders, and the planner that turns transitions into notices.
 
@@ -17,7 +17,7 @@ the question waits; that of a question on a summary brings the summary again (on
 question on screen, never two).
 Snoozed sessions, muted projects and quiet hours raise nothing (the tray still shows
 everything); a question asked meanwhile is announced once when that ends (the snooze ends or is
-lifted, the project is unmuted, quiet hours end): :class:`Preferences`,
+lifted, the project is unmuted, quiet hours end): :class:`Silences`,
 handed in.
 
 Durations run on the caller's monotonic clock, ``now`` (the notifier's runs on while the machine
@@ -25,7 +25,7 @@ sleeps, so a snooze until 08:00 ends then): a question's age is read from its
 wall-clock time once, when it is fed (``wall``: the wall clock then), and from then on it ages
 with ``now`` only, so a wall clock set back or forward (by hand, NTP, a suspended VM) neither
 delays nor hastens a reminder; the snoozes handed in are on that clock too
-(:meth:`Preferences.shifted`).
+(:meth:`Silences.shifted`).
 
 
 **Reminders** of a question that waits come at their times after it was *asked*
@@ -36,10 +36,10 @@ running, the machine asleep, the question first seen at start-up, or muted, snoo
 hours) count as sent: only the latest comes, once. The last one is critical.
 
 
-**Preferences**: what the user chose to hear: snoozes (all, a session, a project) and muted
+**Silences**: what the user chose not to hear: snoozes (all, a session, a project) and muted
 projects.
 
-One immutable value. The app owns the current one (``app.PreferencesOwner``: changed under its
+One immutable value. The app keeps the current one (``app.SilencesKeeper``: changed under its
 lock, from whichever thread asks, and persisted in the store); the planner, the tray and the
 window only ever read the value they were handed. Times are absolute and passed in.
 
@@ -67,11 +67,11 @@ from notifier.core.model import (
     GENERIC_QUESTION,
     Action,
     Item,
-    Key,
     Kind,
     Notice,
     Question,
     QuestionItem,
+    QuestionKey,
     Snapshot,
     State,
     Transition,
@@ -81,14 +81,14 @@ from notifier.core.model import (
 )
 from notifier.core.text import clean, duration, project_name
 
-# ---- preferences ----
+# ---- silences ----
 
 def _frozen(values: Mapping[str, float] | None = None) -> Mapping[str, float]:
     return MappingProxyType(dict(values or {}))
 
 
 @dataclass(frozen=True)
-class Preferences:
+class Silences:
     snooze_all_until: float = 0.0
     sessions: Mapping[str, float] = field(default_factory=_frozen)  # session key → until
     projects: Mapping[str, float] = field(default_factory=_frozen)  # project name → until
@@ -104,7 +104,7 @@ class Preferences:
         """Whether its project is muted, by either of its names."""
         return not self.muted.isdisjoint(item.projects)
 
-    def snoozed(self, until: float, session: str | None = None, project: str | None = None) -> Preferences:
+    def snoozed(self, until: float, session: str | None = None, project: str | None = None) -> Silences:
         """Snooze one session, one project, or (both None) everything until ``until`` (resuming
         lifts every snooze: the store forgets them, ``Store.clear_snoozes``)."""
         if session is not None:
@@ -113,16 +113,16 @@ class Preferences:
             return replace(self, projects=_frozen({**self.projects, project: until}))
         return replace(self, snooze_all_until=until)
 
-    def running(self, now: float) -> Preferences:
+    def running(self, now: float) -> Silences:
         """Without the snoozes that have ended by ``now``."""
         return self._ends(lambda end: end if end > now else 0.0)
 
-    def shifted(self, offset: float) -> Preferences:
+    def shifted(self, offset: float) -> Silences:
         """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
         are kept in to a monotonic clock: ``monotonic now - wall now``, taken once)."""
         return self._ends(lambda end: end + offset)
 
-    def _ends(self, change: Callable[[float], float]) -> Preferences:
+    def _ends(self, change: Callable[[float], float]) -> Silences:
         """Every snooze's end as ``change`` makes it (0: lifted)."""
         def each(ends: Mapping[str, float]) -> Mapping[str, float]:
             return _frozen({k: until for k, end in ends.items() if (until := change(end))})
@@ -223,10 +223,10 @@ def quiet_hours_note(value: str, now: float) -> str:
 
 # ---- silences, said ----
 
-def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
+def silenced_obj(silences: Silences, now: float) -> dict[str, Any]:
     """``{"snoozed": {"all": ISO|null, "sessions": {file: ISO}, "projects": {name: ISO}},
     "muted": [project…]}``: the snoozes still running at ``now`` and the muted projects."""
-    p = prefs.running(now)
+    p = silences.running(now)
     return {
         "snoozed": {
             "all": iso(p.snooze_all_until) if p.snooze_all_until else None,
@@ -237,12 +237,12 @@ def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
     }
 
 
-def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
+def silenced_line(silences: Silences, snapshot: Snapshot, now: float) -> str:
     """"snoozed: everything for 14 min, session blog 1d2e3a4b for 1 h 00 min; muted: shop", or
     "" when nothing is silenced."""
     from notifier.core.commands import short_id  # (here: the command vocabulary is for commands)
 
-    p = prefs.running(now)
+    p = silences.running(now)
     names = {v.ref.key: v for v in snapshot.sessions}
     snoozes = []
     if p.snooze_all_until:
@@ -330,17 +330,17 @@ class _Shown:
 class Planner:
     settle_s: float = 0.25
     remind_after_s: Sequence[float] = (600.0, 1800.0)
-    notified: set[Key] = field(default_factory=set)
-    reminded: dict[Key, int] = field(default_factory=dict)  # reminders sent before a restart
-    # The user's snoozes and mutes: handed in by their owner (the app), read here, never changed.
-    preferences: Preferences = field(default_factory=Preferences)
+    notified: set[QuestionKey] = field(default_factory=set)
+    reminded: dict[QuestionKey, int] = field(default_factory=dict)  # reminders sent before a restart
+    # The user's snoozes and mutes: handed in by their keeper (the app), read here, never changed.
+    silences: Silences = field(default_factory=Silences)
     notify_on: frozenset[State] = frozenset()  # also 'idle' and/or 'failed' turns
 
     def __post_init__(self) -> None:
-        self._waiting: dict[Key, tuple[Item, float]] = {}
+        self._waiting: dict[QuestionKey, tuple[Item, float]] = {}
         self._startup: list[Item] = []
-        self._shown: dict[Key, _Shown] = {}
-        self._recent: list[tuple[float, Key]] = []
+        self._shown: dict[QuestionKey, _Shown] = {}
+        self._recent: list[tuple[float, QuestionKey]] = []
         self._handles = 0
         self._summary: int | None = None  # the burst's summary on screen (one of the groups)
         # The summaries on screen (handle → "burst" or "startup"); their questions are those
@@ -350,10 +350,10 @@ class Planner:
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
         self.remind_after_s = tuple(sorted(self.remind_after_s))
-        self._reminded_now: dict[Key, int] = {}  # counts changed, not yet drained
-        self._put_off: dict[Key, bool] = {}  # snoozed from their bubble → whether the snooze was seen
+        self._reminded_now: dict[QuestionKey, int] = {}  # counts changed, not yet drained
+        self._put_off: dict[QuestionKey, bool] = {}  # snoozed from their bubble → whether the snooze was seen
 
-    def _reminders_passed(self, key: Key, sent: int, waited: float) -> int:
+    def _reminders_passed(self, key: QuestionKey, sent: int, waited: float) -> int:
         """The reminders counted as sent for a question that has waited ``waited`` and had
         ``sent``: every one whose time has come (those missed asleep or silenced too)."""
         passed = sum(1 for after in self.remind_after_s if waited >= after)
@@ -362,7 +362,7 @@ class Planner:
         self._reminded_now[key] = passed
         return passed
 
-    def drain_reminded(self) -> dict[Key, int]:
+    def drain_reminded(self) -> dict[QuestionKey, int]:
         """Reminder counts changed since the last call, for the caller to persist (so a restart
         neither repeats a reminder nor loses the next one)."""
         out, self._reminded_now = self._reminded_now, {}
@@ -403,7 +403,7 @@ class Planner:
             out += self._several(handle, now, update=True)
         return out
 
-    def known_askers(self, keys: Iterable[Key], now: float) -> None:
+    def known_askers(self, keys: Iterable[QuestionKey], now: float) -> None:
         """These questions' pis were found (after they asked) to wait for a human: one still in
         its settle window is due now, as it would have been had that been known when it was asked."""
         for key in keys:
@@ -411,7 +411,7 @@ class Planner:
             if waiting is not None and waiting[1] > now:
                 self._waiting[key] = (waiting[0], now)
 
-    def _drop(self, key: Key) -> int:
+    def _drop(self, key: QuestionKey) -> int:
         """Forget ``key`` (resolved or abandoned); the handle of the bubble it was on (0: none)."""
         # (a question judged abandoned can wait again when its pi is seen once more: it is then
         # a question on no screen, and notified as any other)
@@ -460,8 +460,8 @@ class Planner:
 
     def _silenced(self, item: Item, now: float) -> bool:
         """Snoozed, or its project muted: it waits, unannounced, until that ends."""
-        prefs = self.preferences
-        return prefs.mutes(item) or prefs.silenced_until(item) > now
+        silences = self.silences
+        return silences.mutes(item) or silences.silenced_until(item) > now
 
     def _due(self, now: float) -> tuple[list[Item], list[Item]]:
         """The questions found at start-up and those settled, to be raised now. One asked while
@@ -470,7 +470,7 @@ class Planner:
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
             silenced = self._silenced(item, now)
-            if key in self._put_off:  # (its snooze in the preferences, then lifted early: due now)
+            if key in self._put_off:  # (its snooze in the silences, then lifted early: due now)
                 self._put_off[key] = self._put_off[key] or silenced
                 when = 0.0 if self._put_off[key] and not silenced else when
             if when <= now + GROUP_S and not silenced:
@@ -610,21 +610,21 @@ class Planner:
 
     def next_due(self) -> float | None:
         """The next moment :meth:`tick` has something to do (``None``: nothing until new input).
-        A snoozed question is due when its snooze ends, as the preferences say now; a muted one
-        when it is unmuted (new preferences, new input)."""
-        prefs = self.preferences
-        times = [  # (a muted one: when the preferences change, which is new input)
-            max(when, prefs.silenced_until(item))
+        A snoozed question is due when its snooze ends, as the silences say now; a muted one
+        when it is unmuted (new silences, new input)."""
+        silences = self.silences
+        times = [  # (a muted one: when the silences change, which is new input)
+            max(when, silences.silenced_until(item))
             for item, when in self._waiting.values()
-            if not prefs.mutes(item)
+            if not silences.mutes(item)
         ]
         if self._startup or self._restoring:
             times.append(0.0)
         after = self.remind_after_s
         times += [  # (a snoozed one's reminder: when the snooze ends; a muted one's: when unmuted)
-            max(s.item.since + after[s.reminders_sent], prefs.silenced_until(s.item))
+            max(s.item.since + after[s.reminders_sent], silences.silenced_until(s.item))
             for s in self._shown.values()
-            if s.reminders_sent < len(after) and not prefs.mutes(s.item)
+            if s.reminders_sent < len(after) and not silences.mutes(s.item)
         ]
         return min(times) if times else None
 

@@ -2,9 +2,9 @@
 push URLs, and commands for people to paste into a shell.
 
 **The sanitizer.** Every string that came from a session file goes through :func:`clean` before it reaches a
-notification, a menu, a window, a log line or JSON output. Sinks that render markup use
+notification, a menu, a window, a log line or JSON output. Outputs that render markup use
 :func:`markup` on top of it (entities, or look-alike characters where markup should not render);
-sinks with little room use ``limit``.
+outputs with little room use ``limit``.
 
 What goes: terminal escape sequences, C0/C1 control characters, bidi embeddings, overrides,
 isolates and marks (Trojan-source text cannot reorder what is shown), and the invisible format

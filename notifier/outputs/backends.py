@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from notifier import APP_NAME
 from notifier.config import Config
 from notifier.core.text import clean
-from notifier.outputs.dbus import NOTIFICATIONS, Backend, BackendError, DBusBackend, server_owner
-from notifier.outputs.render import Message, expire_ms, summary
+from notifier.outputs.dbus import NOTIFICATIONS, Backend, BackendError, DBusBackend, server_available
+from notifier.outputs.render import Message, expire_ms, offer_line
 from notifier.resources import app_icon
 from notifier.system import processes
 
@@ -200,8 +200,8 @@ def _plyer(expire: str | int, found: str) -> tuple[PlyerBackend, str]:
         return PlyerBackend(expire), ""
     if found in ("none", "bus"):  # (asked already, through D-Bus)
         raise BackendError("plyer and notify-send show nothing without one either")
-    owned, who = server_owner()
-    if not owned:
+    available, who = server_available()
+    if not available:
         raise BackendError(who)
     name = NOTIFICATIONS + (f" ({who})" if who else "")
     try:
@@ -249,5 +249,5 @@ def tested(backend: DBusBackend) -> str:
         f"{server.name or 'a server with no name'} {server.version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
-        + f" — there: {summary(server)}"
+        + f" — there: {offer_line(server)}"
     )

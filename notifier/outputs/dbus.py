@@ -383,7 +383,7 @@ def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
     return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process
 
 
-def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
+def server_available(timeout: float = 3.0) -> tuple[bool, str]:
     """Whether a notification server owns ``org.freedesktop.Notifications`` (or the bus can start
     one for it). For plyer and notify-send, which deliver through that server on Linux (without
     one they show nothing). Returns (True, who: "mako, pid 812" / "" / "started by the bus on
@@ -440,7 +440,7 @@ class Backend:
     # The server's unique bus name (":1.42"), after the bus's own id (a new one each time a bus
     # starts): never given to another connection, so a notification id recorded with it names
     # this very server's notification, never one of a later server (ids restart at 1).
-    owner = ""
+    server_key = ""
     found = ""  # what looking for the server found (:class:`DBusBackend`)
 
     @property
@@ -502,7 +502,7 @@ class DBusBackend(Backend):
         self._once = Once()
         self.sound, self.expire = sound, expire
         self.icon = app_icon()  # (its path, found once: every Notify sends it)
-        self.server: tuple[str, ...] = ()
+        self.server_info: tuple[str, ...] = ()
         self.process = ""  # the owning process, for people ("mako, pid 812"; "" if not known)
         self.capabilities: tuple[str, ...] = ()
         self.problem = ""
@@ -511,7 +511,7 @@ class DBusBackend(Backend):
     @property
     def description(self) -> Server:
         """The server as it described itself: what it can show decides the actions sent."""
-        return Server.of(self.server, self.capabilities)
+        return Server.of(self.server_info, self.capabilities)
 
     @property
     def bus(self) -> Bus:
@@ -557,9 +557,9 @@ class DBusBackend(Backend):
         self.online = False
         step = "GetServerInformation"
         try:
-            info = self._send(step, "", (), timeout)
+            info = self._call_raw(step, "", (), timeout)
             step = "GetCapabilities"
-            (caps,) = self._send(step, "", (), timeout)
+            (caps,) = self._call_raw(step, "", (), timeout)
             if not (len(info) >= 3 and all(isinstance(x, str) for x in info)):
                 raise ValueError(f"GetServerInformation gave {clean(repr(info), 80)}")
             if not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
@@ -574,9 +574,9 @@ class DBusBackend(Backend):
             return self._odd(f"did not answer {step} within {timeout:g} s", timeout)
         except (ValueError, TypeError) as exc:  # a reply of the wrong shape
             return self._odd(f"answered oddly: {clean(exc, 120)}", timeout)
-        self.owner, self.process = owner_of(self.bus, timeout)
+        self.server_key, self.process = owner_of(self.bus, timeout)
         # what the server says about itself is shown in logs and doctor: sanitize it here
-        self.server = tuple(clean(x, 60) for x in info)
+        self.server_info = tuple(clean(x, 60) for x in info)
         self.capabilities = tuple(clean(c, 60) for c in caps)
         self.markup = "body-markup" in self.capabilities
         self.online = True
@@ -591,30 +591,33 @@ class DBusBackend(Backend):
     def _odd(self, what: str, timeout: float) -> bool:
         """A call failed: tell a server that answered oddly from no server at all."""
         try:
-            self.owner, self.process = owner_of(self.bus, timeout)
+            self.server_key, self.process = owner_of(self.bus, timeout)
         except BusError as exc:
             return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
-        if not self.owner:
+        if not self.server_key:
             why = f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})"
             return self._failed("none", why)
-        who = self.process or self.owner.rsplit("/", 1)[-1]  # (as people can find it)
+        who = self.process or self.server_key.rsplit("/", 1)[-1]  # (as people can find it)
         return self._failed("odd", f"the notification server ({who}, owner of {NOTIFICATIONS}) {what}")
 
     def describe(self) -> str:
-        server = " ".join(self.server[:3]) or "unknown server"
+        server = " ".join(self.server_info[:3]) or "unknown server"
         return f"D-Bus notification server {server} (capabilities: {', '.join(self.capabilities)})"
 
-    def _send(self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0) -> tuple[Any, ...]:
+    def _call_raw(self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0) -> tuple[Any, ...]:
+        """Call ``method`` of the server; its errors as they come (:meth:`_call` maps them)."""
         from jeepney import DBusAddress, new_method_call
 
         address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
         return self.bus.ask(new_method_call(address, method, signature, body), timeout)
 
-    def _request(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _call(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Call ``method`` of the server: a server or bus gone is :class:`ServerGone`, any other
+        error :class:`BackendError`."""
         from jeepney.wrappers import DBusErrorResponse
 
         try:
-            return self._send(method, signature, body)
+            return self._call_raw(method, signature, body)
         except DBusErrorResponse as exc:
             if exc.name in _NO_OWNER:
                 self.online = False
@@ -637,7 +640,7 @@ class DBusBackend(Backend):
             # GNOME's shell broadcasts each click that its notification service (the owner) sends
             # us again. Ids are the owner's.
             sender = fields.get(HeaderFields.sender)
-            if not self.owner or sender != self.owner.rsplit("/", 1)[-1]:
+            if not self.server_key or sender != self.server_key.rsplit("/", 1)[-1]:
                 log.debug("ignored %s from %s (not the server)", member, sender)
                 return
             then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
@@ -658,12 +661,12 @@ class DBusBackend(Backend):
     def show(self, message: Message, replaces: int) -> int:
         actions, hints, timeout = notify_args(message, self.description, self.expire, self.sound)
         body = (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout)
-        (server_id,) = self._request("Notify", "susssasa{sv}i", body)
+        (server_id,) = self._call("Notify", "susssasa{sv}i", body)
         return int(server_id)
 
     def close(self, server_id: int) -> None:
         try:
-            self._request("CloseNotification", "u", (server_id,))
+            self._call("CloseNotification", "u", (server_id,))
         except ServerGone:
             raise
         except BackendError:

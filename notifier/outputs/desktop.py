@@ -30,8 +30,8 @@ from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import (
     Action,
-    Key,
     Notice,
+    QuestionKey,
     Snapshot,
     Transition,
     Withdraw,
@@ -39,7 +39,7 @@ from notifier.core.model import (
     question_token,
     split_key,
 )
-from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
+from notifier.core.planner import Planner, Silences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, choose_backend
 from notifier.outputs.dbus import Backend, BackendError, DBusBackend, ServerGone
@@ -48,7 +48,7 @@ from notifier.store import Store
 from notifier.system.focus import FocusFollower, items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
-from notifier.system.supervisor import FailureLog, Worker
+from notifier.system.supervisor import Worker
 
 if TYPE_CHECKING:
     from notifier.engine import Batch
@@ -69,73 +69,73 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 class Bubbles:
     """The record of what is on screen, kept in the store: which bubble (the server's id) shows
     which questions, written with the Notify; and, at start-up, the bubbles a run before ours
-    left on screen (``orphans``: re-used in place or closed, never shown beside)."""
+    left on screen (``leftovers``: re-used in place or closed, never shown beside)."""
 
     def __init__(self, store: Store) -> None:
         """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
-        self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
-        self.dismissed: set[Key] = set()  # questions whose notification the user dismissed (or it expired)
+        self.leftovers: dict[int, set[QuestionKey]] = {}  # a run before ours showed these (id → questions)
+        self.dismissed: set[QuestionKey] = set()  # questions whose notification the user dismissed (or it expired)
 
-    def adopt(self, owner: str) -> None:
-        """The notifications a run before ours showed on this very server (``owner``) become ours
-        to close; the records of other servers went with them."""
-        if not owner:
+    def adopt(self, server_key: str) -> None:
+        """The notifications a run before ours showed on this very server (``server_key``) become
+        ours to close; the records of other servers went with them."""
+        if not server_key:
             return
-        for (server, nid), keys in self.store.bubbles().items():
-            if server == owner and nid == DISMISSED:
+        for (shown_on, nid), keys in self.store.bubbles().items():
+            if shown_on == server_key and nid == DISMISSED:
                 self.dismissed = set(keys)
-            elif server == owner and nid != INTENT:
-                self.orphans[nid] = set(keys)
-            elif server == owner:  # (killed inside the Notify call: that bubble, if any, has no known id)
+            elif shown_on == server_key and nid != INTENT:
+                self.leftovers[nid] = set(keys)
+            elif shown_on == server_key:  # (killed inside the Notify call: that bubble, if any, has no known id)
                 log.warning("a run before this one stopped while showing a notification for %d questions;"
                             " if it is on screen, it cannot be closed from here", len(keys))
-        self.store.keep_bubbles_of(owner)
-        self.store.drop_bubbles(owner, INTENT)
+        self.store.keep_bubbles_of(server_key)
+        self.store.drop_bubbles(server_key, INTENT)
 
-    def over(self, pending: set[Key]) -> list[int]:
+    def leftovers_to_close(self, pending: set[QuestionKey]) -> list[int]:
         """The left-over notifications none of whose questions is pending now (the engine's first
         snapshot). A remote host's questions are not known yet then (its link is still
         connecting): they stay until those questions end."""
-        shown = {k for keys in self.orphans.values() for k in keys}
+        shown = {k for keys in self.leftovers.values() for k in keys}
         return self.ended({k for k in shown if k not in pending and split_key(k[0])[0] is None})
 
-    def ended(self, keys: set[Key]) -> list[int]:
+    def ended(self, keys: set[QuestionKey]) -> list[int]:
         """These questions ended: the left-over notifications with none of their questions left
         (no longer left over: to be closed)."""
-        for left in self.orphans.values():
+        for left in self.leftovers.values():
             left -= keys
         self.dismissed -= keys
-        return self._pop([nid for nid, left in self.orphans.items() if not left])
+        return self._pop([nid for nid, left in self.leftovers.items() if not left])
 
     def _pop(self, nids: list[int]) -> list[int]:
         for nid in nids:
-            del self.orphans[nid]
+            del self.leftovers[nid]
         return nids
 
-    def take(self, keys: list[Key]) -> int | None:
+    def take(self, keys: list[QuestionKey]) -> int | None:
         """The left-over notification that shows the most of ``keys`` (None: none shows any): it
         is no longer left over, but the one to replace with what shows them now."""
         wanted = set(keys)
-        best = max(self.orphans, key=lambda nid: len(self.orphans[nid] & wanted), default=None)
-        if best is None or not self.orphans[best] & wanted:
+        best = max(self.leftovers, key=lambda nid: len(self.leftovers[nid] & wanted), default=None)
+        if best is None or not self.leftovers[best] & wanted:
             return None
-        del self.orphans[best]
+        del self.leftovers[best]
         return best
 
-    def sharing(self, keys: list[Key]) -> list[int]:
+    def sharing(self, keys: list[QuestionKey]) -> list[int]:
         """The left-over notifications that show one of ``keys`` (shown anew now: to be closed)."""
-        return self._pop([nid for nid, left in self.orphans.items() if left & set(keys)])
+        return self._pop([nid for nid, left in self.leftovers.items() if left & set(keys)])
 
-    def stopped(self, owner: str) -> None:
+    def stopped(self, server_key: str) -> None:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
         the next run closes them."""
-        if owner:
+        if server_key:
             with self.store.together():
-                self.store.drop_bubbles(owner)
-                for nid, keys in [*self.orphans.items(), (DISMISSED, self.dismissed)]:
+                self.store.drop_bubbles(server_key)
+                for nid, keys in [*self.leftovers.items(), (DISMISSED, self.dismissed)]:
                     if keys:
-                        self.store.put_bubble(owner, nid, keys)
+                        self.store.put_bubble(server_key, nid, keys)
 
 
 @dataclass
@@ -191,19 +191,20 @@ class Screen:
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
                 self._ask_again(self.clock())
         # what a run before ours (which crashed: nobody closed it) left on this very server
-        self.bubbles.adopt(self._owner())
+        self.bubbles.adopt(self._server_key())
 
-    def _owner(self) -> str:
+    def _server_key(self) -> str:
         backend = self.backend
-        return backend.owner if backend is not None and backend.online else ""
+        return backend.server_key if backend is not None and backend.online else ""
 
-    def close_orphans(self, pending: set[Key]) -> None:
+    def close_leftovers(self, pending: set[QuestionKey]) -> None:
         """The questions pending now (the engine's first snapshot): a notification left by a
-        run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
-        for nid in self.bubbles.over(pending):
+        run before ours for questions no longer pending is closed
+        (:meth:`Bubbles.leftovers_to_close`)."""
+        for nid in self.bubbles.leftovers_to_close(pending):
             self._close(nid)
 
-    def ended(self, keys: set[Key]) -> None:
+    def ended(self, keys: set[QuestionKey]) -> None:
         """These questions ended (answered, abandoned, gone): a notification left by a run before
         ours closes when none of its questions is left."""
         dismissed = len(self.bubbles.dismissed)
@@ -219,30 +220,30 @@ class Screen:
             self.safe(lambda: backend.close(server_id))
             self._recorded(server_id, None)
 
-    def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
+    def _recorded(self, server_id: int, keys: list[QuestionKey] | None) -> None:
         """Record (``keys``) or forget (None) one notification on the server's screen
         (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
-        owner = self._owner()
-        if not owner or not server_id:
+        server_key = self._server_key()
+        if not server_key or not server_id:
             return
         if keys is None:
-            self.store.drop_bubbles(owner, server_id)
+            self.store.drop_bubbles(server_key, server_id)
         else:
-            self.store.put_bubble(owner, server_id, keys)
+            self.store.put_bubble(server_key, server_id, keys)
 
     def stop(self) -> None:
         """Withdraw what is showing and let the backend go."""
         backend = self.backend
         if backend is not None:
             if backend.online:
-                owner = self._owner()
+                server_key = self._server_key()
                 for shown in list(self.shown.values()):
                     if shown.server_id:
                         try:
                             backend.close(shown.server_id)
                         except BackendError:
                             break
-                self.bubbles.stopped(owner)
+                self.bubbles.stopped(server_key)
             backend.shutdown()
 
     def closed(self, server_id: int) -> None:
@@ -251,7 +252,7 @@ class Screen:
         for shown in self.shown.values():
             if shown.server_id == server_id and not shown.closed:
                 shown.closed = True
-                self.bubbles.dismissed |= set(shown.notice.keys)
+                self.bubbles.dismissed |= set(shown.notice.question_keys)
                 with self.store.together():
                     self._recorded(server_id, None)
                     self._recorded(DISMISSED, sorted(self.bubbles.dismissed))
@@ -278,7 +279,7 @@ class Screen:
             return
         shown = self.shown.setdefault(notice.handle, Shown(notice))
         shown.notice = notice
-        if notice.restored and set(notice.keys) <= self.bubbles.dismissed:
+        if notice.restored and set(notice.question_keys) <= self.bubbles.dismissed:
             shown.closed = True  # (dismissed before a restart: its next reminder raises it)
             return
         self.show(shown)
@@ -302,9 +303,9 @@ class Screen:
         backend = self.backend
         if backend is None or not backend.online:
             return
-        keys = shown.notice.keys
+        keys = shown.notice.question_keys
         replaces = shown.server_id
-        if not replaces and self._owner():  # a bubble a run before ours left with these questions:
+        if not replaces and self._server_key():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up; drawn
             # anew, so that it reads what waits now and its buttons are ours (a server may send a
             # click only to the connection that showed the bubble: dunst does)
@@ -355,8 +356,8 @@ class Screen:
     def went_away(self, what: str, now: float) -> None:
         backend = self.backend
         was_online = backend is not None and backend.online
-        if owner := self._owner():  # (what it showed went with it)
-            self.store.drop_bubbles(owner)
+        if server_key := self._server_key():  # (what it showed went with it)
+            self.store.drop_bubbles(server_key)
         self._screen_gone()
         if backend is not None:
             backend.online = False  # (until :meth:`Backend.probe` finds one)
@@ -385,8 +386,8 @@ class Screen:
             self._ask_again(now)
         else:  # a new owner: another server, or the same one restarted
             self._screen_gone()
-            if owner := self._owner():  # (only its records are kept: the old one's went with it)
-                self.store.keep_bubbles_of(owner)
+            if server_key := self._server_key():  # (only its records are kept: the old one's went with it)
+                self.store.keep_bubbles_of(server_key)
             if was_online:
                 what = "another notification server took over"
             elif self._ever_online:
@@ -400,7 +401,7 @@ class Screen:
 
     def _screen_gone(self) -> None:
         """What the server showed is gone (it went away, or another took over)."""
-        self.bubbles.orphans.clear()
+        self.bubbles.leftovers.clear()
         self.bubbles.dismissed.clear()
         for shown in self.shown.values():
             shown.server_id = 0
@@ -451,7 +452,7 @@ def awake_or_asleep() -> float:
     return time.monotonic() if _BOOTTIME is None else time.clock_gettime(_BOOTTIME)
 
 
-class AlertSink:
+class Notifier:
     """Fed by the engine thread; does its own timing (settle, reminders) on a worker thread.
 
     Whether notifications can be shown is decided once at start (and logged once); after that the
@@ -468,8 +469,7 @@ class AlertSink:
         clock: Callable[[], float] = awake_or_asleep,
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
-        health: FailureLog | None = None,
-        worker: Worker | None = None,
+        worker: Worker,
     ) -> None:
         """``execute``: carries out what the user asks of a notification, as the app's commands:
         ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
@@ -478,9 +478,8 @@ class AlertSink:
         reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
         from its time, the time of day (quiet hours) and when a snooze ends in the store.
         ``instead``: what shows questions while notifications cannot (said in the log; None: the
-        tray icon). ``health``: where the worker's failures are recorded (shared with the app).
-        ``worker``: the thread it runs on (the app's one outputs thread, which the app starts;
-        else one of its own, started by :meth:`start`)."""
+        tray icon). ``worker``: the thread it runs on (the app's one outputs thread, which the app
+        starts; its failures are recorded where the worker's supervisor records them)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
@@ -499,8 +498,7 @@ class AlertSink:
         self._screen = Screen(self._choose, clock, self.show_text, backend, self.store, self.instead)
         self._stop = threading.Event()
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
-        self._own_worker = worker is None
-        self._worker = Worker("notifier", self._stop, health) if worker is None else worker
+        self._worker = worker
         self._focus = FocusFollower(self._worker) if config["notifications.skip_when_focused"] else None
 
     def _choose(self) -> tuple[Backend, str]:
@@ -522,8 +520,6 @@ class AlertSink:
         self._worker.add(self)
         if self._focus is not None:  # (what is focused, followed from now on: its events read here)
             self._worker.put(self._focus.start)
-        if self._own_worker:
-            self._worker.start()
 
     def stop(self, close: bool = True) -> None:
         """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
@@ -543,7 +539,7 @@ class AlertSink:
     # The engine's output protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pending = {key_of(view.ref, q) for view, q in snapshot.pending}
-        self._put(lambda now: self._screen.close_orphans(pending))  # what a run before ours left
+        self._put(lambda now: self._screen.close_leftovers(pending))  # what a run before ours left
 
     def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)
@@ -557,9 +553,9 @@ class AlertSink:
             turns = batch.turns
             self._put(lambda now: [a for change in turns for a in self.planner.turn(change, now)])
 
-    # Control (any thread): the user's snoozes and mutes, from their owner (the app).
-    def set_preferences(self, preferences: Preferences) -> None:
-        self._put(partial(self._preferences, preferences))
+    # Control (any thread): the user's snoozes and mutes, from their keeper (the app).
+    def set_silences(self, silences: Silences) -> None:
+        self._put(partial(self._silences, silences))
 
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
@@ -568,7 +564,7 @@ class AlertSink:
 
     @property
     def online(self) -> bool:
-        """Whether a notification server shows what this sink raises, now."""
+        """Whether a notification server shows what this notifier raises, now."""
         return self._screen.backend is not None and self._screen.backend.online
 
     def tell(self, title: str, body: str) -> None:
@@ -631,8 +627,8 @@ class AlertSink:
         for them (the board's judgement, not made again here)."""
         self.planner.known_askers((key_of(v.ref, q) for v, q in snapshot.pending if v.asker is not None), now)
 
-    def _preferences(self, preferences: Preferences, now: float) -> None:
-        self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
+    def _silences(self, silences: Silences, now: float) -> None:
+        self.planner.silences = silences.shifted(now - self.wall())  # (snoozes end on our clock)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
         if self._screen.backend is None:
@@ -671,11 +667,11 @@ class AlertSink:
         notice = self._screen.showing(server_id)
         if notice is None:
             return []  # another application's notification
-        sessions = sorted({key[0] for key in notice.keys})
+        sessions = sorted({key[0] for key in notice.question_keys})
         if action == "snooze":
             until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
             for session_key in sessions:
-                self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
+                self.execute(Snooze(until, session_key))  # the app's silences: set_silences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             return self.planner.put_off(notice.handle, self.clock() + SNOOZE_S)  # (back when it ends)
         elif text is not None or action.startswith(ANSWER_PREFIX):
@@ -692,8 +688,8 @@ class AlertSink:
             choices = () if text is not None else ("#" + action[len(ANSWER_PREFIX) :],)
             self.execute(Answer(*item.key, choices, text, token=question_token(item.question)))
         elif action in ("default", "goto") and len(sessions) == 1:
-            self.execute(Goto(*notice.keys[0]))
+            self.execute(Goto(*notice.question_keys[0]))
         else:
-            session, call = notice.keys[0] if notice.keys else (None, None)
+            session, call = notice.question_keys[0] if notice.question_keys else (None, None)
             self.execute(Show(Focus(session, call) if session and call else None))
         return []

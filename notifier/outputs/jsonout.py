@@ -1,4 +1,4 @@
-"""The ``run --json`` sink: one JSON object per line on stdout (docs/contract.md §2). The objects
+"""The ``run --json`` output: one JSON object per line on stdout (docs/contract.md §2). The objects
 themselves (and ``status --json``) are built by :mod:`notifier.core.codec`."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from notifier.engine import Batch
 
 
-class JsonSink:
+class JsonOutput:
     """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away. The
     engine's first output (:class:`notifier.engine.Output`): it reads only the transitions."""
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from notifier.channel import Pace
 from notifier.config import Config
 from notifier.core.model import Item, Snapshot, Transition, key_of
-from notifier.core.planner import Preferences, in_quiet_hours, parse_quiet_hours
+from notifier.core.planner import Silences, in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean, project_name
 from notifier.outputs.dbus import ask
 from notifier.store import Store
@@ -73,7 +73,7 @@ def message(t: Transition, show_text: bool) -> tuple[str, str]:
     return clean(title, 200), body
 
 
-def summary(items: Sequence[Transition], show_text: bool) -> tuple[str, str]:
+def push_text(items: Sequence[Transition], show_text: bool) -> tuple[str, str]:
     """Title and body of one push for several questions (plain text, sanitized): how many,
     the first few by project (and text), how many more; it says how many it folds."""
     if len(items) == 1:
@@ -126,7 +126,7 @@ def send_apprise(urls: Sequence[str], title: str, body: str) -> bool:
     return bool(sender.notify(title=title, body=body))
 
 
-class PushSink:
+class PushOutput:
     def __init__(
         self,
         config: Config,
@@ -155,7 +155,7 @@ class PushSink:
         self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
         # every question still waiting for an answer (held ones too), by key: one not pushed yet is due later
         self._open: dict[tuple[str, str], Transition] = {}
-        self._preferences = Preferences()  # the user's snoozes and mutes (set_preferences)
+        self._silences = Silences()  # the user's snoozes and mutes (set_silences)
         self._quiet = parse_quiet_hours(config["quiet_hours"])
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
         self._order = itertools.count()  # (a tie-break: first due, first pushed)
@@ -178,9 +178,9 @@ class PushSink:
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pass
 
-    def set_preferences(self, preferences: Preferences) -> None:
+    def set_silences(self, silences: Silences) -> None:
         with self._lock:
-            self._preferences = preferences
+            self._silences = silences
 
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
@@ -226,7 +226,7 @@ class PushSink:
                     items, held[url] = [t for t in held[url] if key_of(t.session, t.question) in self._open], []
                 if not items:
                     continue
-                self._deliver(url, *summary(items, self.show_text))
+                self._deliver(url, *push_text(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
         """Wait for the next questions due, still waiting, at most ``limit`` s ([]: none came; None:
@@ -258,7 +258,7 @@ class PushSink:
         ``push.when = "away"``, while someone is there; those muted or snoozed."""
         wall = time.time()
         with self._lock:
-            prefs, quiet = self._preferences, in_quiet_hours(self._quiet, wall)
+            silences, quiet = self._silences, in_quiet_hours(self._quiet, wall)
         later = quiet or (self.only_away and not self._is_away())
         with self._lock:
             batch: list[Transition] = []
@@ -267,7 +267,7 @@ class PushSink:
                 if t is None:
                     continue
                 item = Item(key, t.session, t.question)
-                if later or prefs.mutes(item) or prefs.silenced_until(item) > wall:
+                if later or silences.mutes(item) or silences.silenced_until(item) > wall:
                     heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
                 else:
                     batch.append(t)

@@ -97,7 +97,7 @@ def abilities(server: Server) -> Abilities:
     return Abilities(reply=reply)
 
 
-def summary(server: Server) -> str:
+def offer_line(server: Server) -> str:
     """What pi-notifier's notifications offer on ``server``, for ``doctor``."""
     if "actions" not in server.capabilities:
         return "no buttons (it has no actions): the tray and the window answer"

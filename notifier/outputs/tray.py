@@ -3,7 +3,7 @@ the engine hands it (:class:`Redraw`, one of the engine's outputs: it keeps the 
 was handed), with the user's choices (snoozes, mutes) and what
 failed. Clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
 
-- :class:`UiState`: what is drawn (snapshot, preferences, health).
+- :class:`UiState`: what is drawn (snapshot, silences, health).
 - Icons: drawn with Pillow from the shipped artwork (resources/glyph.png, the π mark), at the size
   asked (crisp at 16–64 px). States: idle, working, needs (count badge 1–9, 9+), snoozed, abandoned.
 - Menu and tooltip (pure): the entries and the command each gives, and when either next reads
@@ -43,7 +43,7 @@ from notifier import compat, resources
 from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
-from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
+from notifier.core.planner import Silences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
 from notifier.core.text import clean, duration, offline_note, project_name
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.supervisor import FailureLog, Stop, Worker
@@ -62,12 +62,12 @@ XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.des
 @dataclass(frozen=True, slots=True)
 class UiState:
     snapshot: Snapshot = field(default_factory=Snapshot)
-    preferences: Preferences = field(default_factory=Preferences)
+    silences: Silences = field(default_factory=Silences)
     health: tuple[str, ...] = ()  # one line per part that failed (``FailureLog.lines``)
 
     def snoozed_until(self, now: float) -> float | None:
         """When the snooze of everything ends, while it lasts (None: not snoozed)."""
-        until = self.preferences.snooze_all_until
+        until = self.silences.snooze_all_until
         return until if until > now else None
 
 
@@ -110,7 +110,7 @@ def badge_text(count: int) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def render(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
+def icon_image(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
     """The tray image for ``state``; ``count`` is shown as a badge in the ``needs`` state."""
     img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
     d = ImageDraw.Draw(img)
@@ -296,8 +296,8 @@ def menu(state: UiState, now: float, ages: bool = True) -> tuple[Entry, ...]:
         snoozes.append(("Resume notifications now", 0))
     snooze = tuple(Entry(label, Click(_snooze_for, (seconds,), timed=True)) for label, seconds in snoozes)
     entries += [SEPARATOR, Entry("Snooze all", children=snooze)]
-    if state.preferences.muted:
-        unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
+    if state.silences.muted:
+        unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.silences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
     return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
 
@@ -374,10 +374,10 @@ def _import_pystray(backend: str) -> Any:
 
 
 class Look(NamedTuple):
-    """What the icon shows: its image (state, count), tooltip and menu (plain values: one told
-    apart from the one drawn by ``==``)."""
+    """What the icon shows: its badge (state, count: the image drawn), tooltip and menu (plain
+    values: one told apart from the one drawn by ``==``)."""
 
-    image: tuple[IconState, int]
+    badge: tuple[IconState, int]
     title: str
     entries: tuple[Entry, ...]
 
@@ -411,7 +411,7 @@ class Tray:
         self._drawn = self._want
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(*self._want.image, ICON_SIZE),
+            icon=icon_image(*self._want.badge, ICON_SIZE),
             title=self._want.title,
             menu=self.pystray.Menu(self._items),
         )
@@ -454,8 +454,8 @@ class Tray:
             if not self._live:
                 return
             was, self._drawn = self._drawn, want
-            if want.image != was.image:
-                self.icon.icon = render(*want.image, ICON_SIZE)
+            if want.badge != was.badge:
+                self.icon.icon = icon_image(*want.badge, ICON_SIZE)
             if want.title != was.title:
                 self.icon.title = want.title
             # The menu only when it reads differently, and new labels alone on the menu already
@@ -548,39 +548,39 @@ class Tray:
             icon.stop()
 
 
-# ---- the output: the engine's sink that draws ----
+# ---- the output that draws ----
 
 
-class Window(Protocol):
+class WindowFeed(Protocol):
     """The open windows (``app.WindowProcess``): each is pushed the snapshot."""
 
     @property
     def subscribers(self) -> Sequence[object]:
         """The open windows now (none: nothing to push)."""
 
-    def push(self, snapshot: Snapshot, preferences: Preferences) -> None: ...
+    def push(self, snapshot: Snapshot, silences: Silences) -> None: ...
 
 
 class Redraw:
     """The tray and the window are drawn from the app's one outputs thread (``worker``, made by
     the app, which the notifier runs on too, and started by it), never from the engine thread.
 
-    One of the engine's sinks: it keeps the snapshot each call hands it (and never asks for one),
+    One of the engine's outputs: it keeps the snapshot each call hands it (and never asks for one),
     marks the UI as changed, and the worker then builds one :class:`UiState` of that snapshot, the
-    preferences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
-    change that is no snapshot (a preference, the health, quiet hours) is :meth:`changed`. It wakes
+    silences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
+    change that is no snapshot (the silences, the health, quiet hours) is :meth:`changed`. It wakes
     by itself when the tray's ages or quiet hours next read differently. A failure is the worker's
     supervisor's: said once, drawn again at the next change."""
 
     def __init__(
-        self, window: Window, config: Config, health: FailureLog, stop: threading.Event, worker: Worker
+        self, window: WindowFeed, config: Config, health: FailureLog, stop: threading.Event, worker: Worker
     ) -> None:
         """Wired once; the icon, ``tray``, is set by the app before ``worker`` starts (None: none,
-        or it stopped). The user's choices (:meth:`set_preferences`), the quiet hours (:meth:`set_quiet_hours`)
+        or it stopped). The user's choices (:meth:`set_silences`), the quiet hours (:meth:`set_quiet_hours`)
         and what failed (``health``'s listener) are handed to it, as the snapshots are."""
         self.window = window
         self.tray: Any = None
-        self.preferences = Preferences()
+        self.silences = Silences()
         self.health: tuple[str, ...] = ()
         self.quiet_hours: str = config["quiet_hours"]  # (:meth:`set_quiet_hours` as the file changes)
         self.snapshot = Snapshot()  # the last one the engine sent
@@ -596,9 +596,9 @@ class Redraw:
         self._dirty.set()
         self.worker.wake()
 
-    def set_preferences(self, preferences: Preferences) -> None:
-        """The user's choices changed (their owner's listener)."""
-        self.preferences = preferences
+    def set_silences(self, silences: Silences) -> None:
+        """The user's choices changed (their keeper's listener)."""
+        self.silences = silences
         self.changed()
 
     def set_quiet_hours(self, value: str) -> None:
@@ -631,15 +631,15 @@ class Redraw:
         if changed:
             self._dirty.clear()  # (before the draw reads the snapshot: a change after it is drawn next)
         if changed or (self._due is not None and time.monotonic() >= self._due):
-            wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
+            wake_in = self.draw(push_window=changed)  # (a delay: a wall clock set back changes no wait)
             self._due = None if wake_in is None else time.monotonic() + wake_in
 
-    def draw(self, window: bool) -> float | None:
-        """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
+    def draw(self, push_window: bool) -> float | None:
+        """Draw the tray (and, ``push_window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
-        state = UiState(self.snapshot, self.preferences, self.health)
-        if window and self.window.subscribers:
-            self.window.push(state.snapshot, state.preferences)
+        state = UiState(self.snapshot, self.silences, self.health)
+        if push_window and self.window.subscribers:
+            self.window.push(state.snapshot, state.silences)
         tray = self.tray
         if tray is None:
             return None

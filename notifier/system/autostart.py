@@ -16,8 +16,7 @@ from pathlib import Path
 import platformdirs
 
 from notifier import resources
-from notifier.core import text as shellcmd
-from notifier.core.text import clean
+from notifier.core.text import Unsafe, clean, join
 from notifier.system import paths, processes
 
 UNIT = "pi-notifier.service"
@@ -92,7 +91,7 @@ def target(method: str | None = None) -> Target:
     return Target("xdg", platformdirs.user_config_path() / "autostart" / "pi-notifier.desktop")
 
 
-def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
+def unit_text(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
     """The entry's text (``icon``: the desktop entry's ``Icon=``, see :func:`_install_icon`)."""
     if t.method == "launchagent":
         from xml.sax.saxutils import escape
@@ -143,16 +142,16 @@ def _systemctl(*args: str) -> tuple[bool, str]:
 def install(method: str | None = None) -> str:
     t = target(method)
     exe = executable()
-    paths.write_whole(str(t.path), render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
+    paths.write_whole(str(t.path), unit_text(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
     if t.method == "systemd":
         _systemctl("daemon-reload")
         ok, err = _systemctl("enable", UNIT)
         if not ok:
             raise OSError(f"wrote {clean(str(t.path))} but 'systemctl --user enable' failed: {clean(err, 200)}")
     try:
-        command = shellcmd.join([*exe, "run"])
+        command = join([*exe, "run"])
         now = start_command(t, exe)
-    except shellcmd.Unsafe as exc:  # (a path no one can paste: said, not shown)
+    except Unsafe as exc:  # (a path no one can paste: said, not shown)
         command = f"pi-notifier run (no command is shown: {exc})"
         now = "log in again"
     return f"installed ({t.method}): {clean(str(t.path))}\nstarts: {command}\nstart it now: {now}"
@@ -161,16 +160,16 @@ def install(method: str | None = None) -> str:
 def start_command(t: Target, exe: list[str]) -> str:
     """How to start the app now, as the entry ``t`` will at the next login: through the service
     manager where there is one, else detached from the terminal (closing it, which sends SIGHUP,
-    must not end the app). Raises :class:`shellcmd.Unsafe` for a path that cannot be pasted."""
+    must not end the app). Raises :class:`Unsafe` for a path that cannot be pasted."""
     if t.method == "systemd":
         return f"systemctl --user start {UNIT}"
     if t.method == "launchagent":
-        return shellcmd.join(["launchctl", "load", str(t.path)])
+        return join(["launchctl", "load", str(t.path)])
     if t.method == "startup":
         return f'"{t.path}"'
     if shutil.which("setsid"):
-        return shellcmd.join(["setsid", "-f", *exe, "run"]) + " >/dev/null 2>&1"
-    return f"log in again, or run {shellcmd.join([*exe, 'run'])} in a terminal you keep open"
+        return join(["setsid", "-f", *exe, "run"]) + " >/dev/null 2>&1"
+    return f"log in again, or run {join([*exe, 'run'])} in a terminal you keep open"
 
 
 def installed() -> list[Target]:

@@ -69,7 +69,7 @@ class FailureLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._problems: dict[str, dict[str, Any]] = {}
-        self._seen = LogOnce(log)  # (part, kind): the first failure of each is logged in full
+        self._seen = LogOnce(log)  # (name, kind): the first failure of each is logged in full
         self._listeners: list[Callable[[tuple[str, ...]], None]] = []
 
     def listen(self, listener: Callable[[tuple[str, ...]], None]) -> None:
@@ -83,20 +83,20 @@ class FailureLog:
             for listener in self._listeners:
                 listener(lines)
 
-    def failed(self, part: str, exc: BaseException, doing: str) -> bool:
-        """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
+    def failed(self, name: str, exc: BaseException, doing: str) -> bool:
+        """Record a failure of the part ``name``; True the first time this kind is seen (log it fully)."""
         kind = type(exc).__name__
         with self._lock:
-            count = self._problems.get(part, {}).get("count", 0) + 1
+            count = self._problems.get(name, {}).get("count", 0) + 1
             error = f"{kind}: {clean(exc, 200)}" if str(exc) else kind
-            self._problems[part] = {"count": count, "error": error, "doing": doing, "at": time.time()}
+            self._problems[name] = {"count": count, "error": error, "doing": doing, "at": time.time()}
         self._changed()
-        return self._seen.first(part, kind)
+        return self._seen.first(name, kind)
 
-    def recovered(self, part: str) -> None:
+    def recovered(self, name: str) -> None:
         with self._lock:
-            if part in self._problems:
-                self._problems[part]["recovered"] = True
+            if name in self._problems:
+                self._problems[name]["recovered"] = True
         self._changed()
 
     def report(self) -> dict[str, dict[str, Any]]:
@@ -106,9 +106,9 @@ class FailureLog:
     def lines(self) -> tuple[str, ...]:
         """One short line per part that failed (for the tray's tooltip)."""
         out = []
-        for part, p in sorted(self.report().items()):
+        for name, p in sorted(self.report().items()):
             times = f"{p['count']}×" if p["count"] > 1 else "once"
-            out.append(f"{part} failed {times} ({p['error']}); {p['doing']}")
+            out.append(f"{name} failed {times} ({p['error']}); {p['doing']}")
         return tuple(out)
 
 
@@ -143,10 +143,11 @@ class Stop(threading.Event):
 
 class Supervisor:
     """Runs one part's work on the calling thread until it returns or ``stop`` is set, running it
-    again after each failure. ``failed``: the last failure while the part waits to run again."""
+    again after each failure. ``name``: what it runs (its thread's name), as logged and in ``health``;
+    ``failed``: the last failure while the part waits to run again."""
 
-    def __init__(self, part: str, stop: threading.Event, health: FailureLog | None = None) -> None:
-        self.part = part
+    def __init__(self, name: str, stop: threading.Event, health: FailureLog | None = None) -> None:
+        self.name = name
         self.health = health if health is not None else FailureLog()
         self.failed: BaseException | None = None
         self.restarts = 0
@@ -166,21 +167,21 @@ class Supervisor:
                     return
                 self.failed = exc
                 delay = backoff.next()
-                if self.health.failed(self.part, exc, f"restarted {self.restarts + 1}×"):
-                    log.error("the %s failed; restarting it in %.1f s", self.part, delay, exc_info=exc)
+                if self.health.failed(self.name, exc, f"restarted {self.restarts + 1}×"):
+                    log.error("the %s failed; restarting it in %.1f s", self.name, delay, exc_info=exc)
                 else:
                     said = clean(exc, 200)
-                    log.error("the %s failed again (%s); restarting it in %.1f s", self.part, said, delay)
+                    log.error("the %s failed again (%s); restarting it in %.1f s", self.name, said, delay)
             if recover is not None:
                 try:
                     recover()
                 except Exception:
-                    log.exception("putting the %s right after its failure failed", self.part)
+                    log.exception("putting the %s right after its failure failed", self.name)
             if self._stop.wait(delay):
                 return
             self.restarts += 1
             self.failed = None
-            self.health.recovered(self.part)
+            self.health.recovered(self.name)
 
 
 class Part(Protocol):
@@ -202,9 +203,10 @@ class Worker:
     so a file that says nothing costs the other rounds nothing. What a job raises is the
     supervisor's (the loop runs again, the job is dropped)."""
 
-    def __init__(self, part: str, stop: threading.Event, health: FailureLog | None = None) -> None:
+    def __init__(self, name: str, stop: threading.Event, health: FailureLog | None = None) -> None:
+        """``name``: the thread's (``pi-notifier-NAME``), as logged and in ``health``."""
         self._stop = stop
-        self._supervisor = Supervisor(part, stop, health)
+        self._supervisor = Supervisor(name, stop, health)
         self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
         self._parts: list[Part] = []
         self._files: dict[int, tuple[Callable[[], None], float | None]] = {}  # a file's reader, how often
@@ -213,7 +215,7 @@ class Worker:
         self._wake_r, self._wake_w = os.pipe()  # (wakes the loop while it selects)
         for fd in (self._wake_r, self._wake_w):
             os.set_blocking(fd, False)
-        self._thread = threading.Thread(target=self._supervisor.run, args=(self._loop,), name=f"pi-notifier-{part}",
+        self._thread = threading.Thread(target=self._supervisor.run, args=(self._loop,), name=f"pi-notifier-{name}",
                                         daemon=True)
 
     def start(self) -> None:

@@ -196,11 +196,6 @@ def describe(method: Method | Missing) -> tuple[bool | None, str]:
     return True, said
 
 
-def activate_window(wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
-    """Raise and focus X11 window ``wid`` (EWMH); True once it is the active window."""
-    return Method(X11, os.environ.get("DISPLAY", "")).activate(wid, timeout)
-
-
 # ---- X11 ----
 def open_display() -> Any:
     """A python-xlib ``Display`` (the caller closes it), or ``None``."""

@@ -15,12 +15,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from notifier.core import text as shellcmd
 from notifier.core.codec import decode, encode, finite_number
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
-from notifier.core.planner import Preferences
-from notifier.core.text import clean, duration, offline_note, project_name, project_names
+from notifier.core.planner import Silences
+from notifier.core.text import (
+    Arg,
+    Unsafe,
+    Word,
+    chain,
+    clean,
+    duration,
+    join,
+    offline_note,
+    project_name,
+    project_names,
+)
 from notifier.resources import DEMO_SESSION_ID
 
 MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
@@ -30,18 +40,18 @@ SnoozedBy = Literal["session", "project", "all"]
 def resume_command(cwd: str | None, file: str, host: str | None = None) -> str:
     """What to type to continue the session in a terminal (``cd DIR && pi --session FILE``). A
     session on the remote ``host`` is resumed there, through ssh (the remote command is one
-    argument: ssh hands it to the remote shell). Raises :class:`shellcmd.Unsafe` when a name
+    argument: ssh hands it to the remote shell). Raises :class:`Unsafe` when a name
     cannot be shown in a command to paste (the reason says which)."""
-    run: list[shellcmd.Word] = ["pi", "--session", shellcmd.Arg("the session file name", file)]
-    line = shellcmd.chain(["cd", shellcmd.Arg("the folder of the session", cwd)], run) if cwd else shellcmd.join(run)
-    return shellcmd.join(["ssh", "-t", shellcmd.Arg("the remote name", host), line]) if host else line
+    run: list[Word] = ["pi", "--session", Arg("the session file name", file)]
+    line = chain(["cd", Arg("the folder of the session", cwd)], run) if cwd else join(run)
+    return join(["ssh", "-t", Arg("the remote name", host), line]) if host else line
 
 
 def resume_or_why(cwd: str | None, file: str, host: str | None = None) -> tuple[str | None, str | None]:
     """(the resume command, None), or (None, why no command is offered)."""
     try:
         return resume_command(cwd, file, host), None
-    except shellcmd.Unsafe as exc:
+    except Unsafe as exc:
         return None, f"no resume command is offered: {exc}"
 
 
@@ -205,21 +215,21 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -> dict[str, Any]:
+def mark_snoozes(window: dict[str, Any], silences: Silences, now: float) -> dict[str, Any]:
     """Mark each question of a window object whose notifications are snoozed: until when, and by
     what ("session", "project" or "all", the one that ends last), so the window can lift it; and
     the window itself while everything is snoozed."""
     for q in window.get("questions", []):
         names = project_names(q["session"].get("name"), q.get("cwd"), q.get("host"))
-        by_project = max((preferences.projects.get(name, 0.0), name) for name in names)
+        by_project = max((silences.projects.get(name, 0.0), name) for name in names)
         until, by = max(
-            (preferences.sessions.get(q["key"][0], 0.0), "session"),
+            (silences.sessions.get(q["key"][0], 0.0), "session"),
             (by_project[0], "project"),
-            (preferences.snooze_all_until, "all"),
+            (silences.snooze_all_until, "all"),
         )
         q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
         q["snoozed_project"] = by_project[1] if by == "project" and until > now else None
-    window["snoozed_until"] = preferences.snooze_all_until if preferences.snooze_all_until > now else None
+    window["snoozed_until"] = silences.snooze_all_until if silences.snooze_all_until > now else None
     return window
 
 

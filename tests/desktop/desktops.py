@@ -19,6 +19,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from notifier.system.window_manager import ACTIVATE_TIMEOUT_S, X11, Method
+
 from ..conftest import wait_for
 from .services import BUS_CONFIG, _read_line, _wrap, start_xvfb, stop
 
@@ -551,3 +553,9 @@ def menu_click(desktop: Desktop, item: str, entry: int) -> None:
     desktop.call(
         service, str(menu), "com.canonical.dbusmenu", "Event", "isvu", (entry, "clicked", ("i", 0), 0)
     )
+
+
+def activate_window(wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
+    """Raise and focus X11 window ``wid`` (EWMH), as goto's X11 method does; True once it is the
+    active window."""
+    return Method(X11, os.environ.get("DISPLAY", "")).activate(wid, timeout)

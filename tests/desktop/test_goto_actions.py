@@ -36,7 +36,7 @@ def test_a_click_on_the_notification_goes_to_the_session(
     try:
         sessions, pane = fake_pi_in_tmux(tmp_path, server)
         client_win, other_win = attached_xterm(desktop, server, terms)
-        from notifier.system.window_manager import activate_window
+        from .desktops import activate_window
 
         assert activate_window(other_win) and active() == other_win
         with AppProcess("run", "--no-tray", "-v", "--sessions-dir", str(sessions)) as app:

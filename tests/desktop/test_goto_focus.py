@@ -21,11 +21,11 @@ from notifier.core.model import Item
 from notifier.system.focus import UNKNOWN, FocusFollower, is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.supervisor import Worker
-from notifier.system.window_manager import activate_window
 
 from ..conftest import FIXTURES, cli, wait_for
 from ..live.pi_harness import Tmux
 from .conftest import require
+from .desktops import activate_window
 from .services import _wrap, stop
 
 T = TypeVar("T")

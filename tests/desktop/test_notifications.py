@@ -587,7 +587,7 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
     tmp_path: Path, dunst: Dunst, monitor: Monitor, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In-process app: the notifier's worker fails (a BaseException while it plans); it runs again
-    by itself (said once, in the health record), the engine keeps the very sinks it was built
+    by itself (said once, in the health record), the engine keeps the very outputs it was built
     with, and the next question is notified."""
     from notifier.app import App
     from notifier.config import Config

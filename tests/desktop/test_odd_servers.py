@@ -103,7 +103,7 @@ def _start_restart_and_click(bus: str, servers: list[HostileServer], i: int) -> 
     backend = heard.backend()
     try:
         assert backend.connect(), backend.problem
-        assert backend.server[0] == f"first-{i}" and "actions" in backend.capabilities
+        assert backend.server_info[0] == f"first-{i}" and "actions" in backend.capabilities
         nid = backend.show(MESSAGE, 0)
         assert first.of("Notify")[-1][3] == "proj needs an answer" and nid == 1
         first.invoke(nid, "default")
@@ -112,8 +112,8 @@ def _start_restart_and_click(bus: str, servers: list[HostileServer], i: int) -> 
         wait_for(lambda: heard.server == ["down"], 5, "the name lost its owner")
         second = start(servers, bus, f"second-{i}")
         wait_for(lambda: heard.server == ["down", "up"], 5, "the name has a new owner")
-        assert backend.probe(), backend.problem  # (what the sink does on "up")
-        assert backend.server[0] == f"second-{i}"
+        assert backend.probe(), backend.problem  # (what the notifier does on "up")
+        assert backend.server_info[0] == f"second-{i}"
         assert second.of("GetServerInformation") and second.of("GetCapabilities")
         again = backend.show(MESSAGE, 0)
         assert second.of("Notify") and again == 1
@@ -132,12 +132,12 @@ def test_a_server_that_takes_the_name_over_is_asked_who_it_is(bus: str, servers:
     heard = Heard()
     backend = heard.backend()
     try:
-        assert backend.connect() and backend.server[0] == "old"
+        assert backend.connect() and backend.server_info[0] == "old"
         second = HostileServer(bus, name="new").start(take_over=True)
         servers.append(second)
         wait_for(lambda: heard.server == ["up"], 5, "the name passed to the new server")  # no "down"
-        assert backend.probe() and backend.server[0] == "new"
-        assert backend.owner.endswith("/" + second.unique_name)
+        assert backend.probe() and backend.server_info[0] == "new"
+        assert backend.server_key.endswith("/" + second.unique_name)
         nid = backend.show(MESSAGE, 0)
         first.invoke(nid, "old")  # it owns the name no more: not heard
         second.invoke(nid, "new")

@@ -129,7 +129,8 @@ def test_an_xterm_under_xwayland_is_focused_despite_urgent(tmp_path: Path, sway:
 
     # what X11 EWMH alone gets here: an urgent hint, not the focus (so the test shows the setting)
     asked = subprocess.run(
-        sway.argv(sys.executable, "-c", f"from notifier.system.window_manager import activate_window as a; print(a({mine['window']}, 1.0))"),
+        sway.argv(sys.executable, "-c", "import os; from notifier.system.window_manager import X11, Method;"
+                  f" print(Method(X11, os.environ.get('DISPLAY', '')).activate({mine['window']}, 1.0))"),
         env=dict(_env(sway), DISPLAY=sway.display), capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert asked.stdout.strip() == "False", asked.stderr

@@ -18,7 +18,7 @@ from notifier.core.board import Board
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
-from notifier.outputs.tray import COLORS, UiState, render
+from notifier.outputs.tray import COLORS, UiState, icon_image
 from notifier.pi.parse import extract
 from notifier.window.view import window_obj
 
@@ -342,7 +342,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     tray.icon()  # the default action (left click): open the window
     assert fired[-1] == Show()
     tray.update(UiState(data.snapshot(2.0)))
-    assert tray.icon.icon.tobytes() == render("needs", 1, ICON_SIZE).tobytes()  # what the icon shows
+    assert tray.icon.icon.tobytes() == icon_image("needs", 1, ICON_SIZE).tobytes()  # what the icon shows
 
 
 @pytest.mark.usefixtures("own_pystray")

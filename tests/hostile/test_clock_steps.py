@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core.model import Action, Notice, Question, QuestionItem, SessionRef, Transition
-from notifier.core.planner import Planner, Preferences
+from notifier.core.planner import Planner, Silences
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -61,8 +61,8 @@ def test_a_question_seen_while_the_clock_is_behind_is_not_reminded_at_once_when_
 def test_a_snooze_lasts_its_15_minutes_whatever_the_wall_clock_does() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
     wall_now = T0
-    snoozed = Preferences().snoozed(wall_now + 900.0)  # kept in wall time
-    p.preferences = snoozed.shifted(M0 - wall_now)  # handed over once, on the monotonic clock
+    snoozed = Silences().snoozed(wall_now + 900.0)  # kept in wall time
+    p.silences = snoozed.shifted(M0 - wall_now)  # handed over once, on the monotonic clock
     p.feed([asked()], M0, wall_now)
     assert p.tick(M0 + 1.0) == []
     assert p.next_due() == M0 + 900.0  # (a day back or ahead since changes nothing)

@@ -23,7 +23,7 @@ from notifier.channel import MAX_CONNECTIONS, MAX_LINE, dial
 from notifier.companion import (
     LOOKS_AT_ONCE,
     CompanionWatcher,
-    Dialog,
+    ExtensionDialog,
     Hello,
     answer_dialog,
     hellos,
@@ -167,8 +167,8 @@ def test_a_line_over_the_limit_is_skipped_and_the_pi_stays_followed(
     folder, events, watchers = watched
     pi = Pi(folder / f"ext-{os.getpid()}-a.sock", lambda n: [line(HELLO), long_line(size), line(dialog(n))])
     w = watch(folder, events, watchers)
-    wait_for(lambda: "Dialog" in events.kinds(), 20, "the dialog after the long line")
-    assert events.kinds() == ["Hello", "Dialog"]
+    wait_for(lambda: "ExtensionDialog" in events.kinds(), 20, "the dialog after the long line")
+    assert events.kinds() == ["Hello", "ExtensionDialog"]
     assert w.connected() == [pi.path] and pi.accepted == 1
 
 
@@ -179,9 +179,9 @@ def test_a_burst_of_long_lines_then_a_good_one(watched: tuple[Path, Events, list
     Pi(folder / f"ext-{os.getpid()}-b.sock",
        lambda n: [line(HELLO), *burst, line(dialog(n)), long_line(MAX_LINE + 1), line(dialog(9))])
     watch(folder, events, watchers)
-    wait_for(lambda: events.kinds().count("Dialog") == 2, 30, "both dialogs")
-    assert events.kinds() == ["Hello", "Dialog", "Dialog"]
-    assert [e.id for _, e in events.got if isinstance(e, Dialog)] == ["d1", "d9"]
+    wait_for(lambda: events.kinds().count("ExtensionDialog") == 2, 30, "both dialogs")
+    assert events.kinds() == ["Hello", "ExtensionDialog", "ExtensionDialog"]
+    assert [e.id for _, e in events.got if isinstance(e, ExtensionDialog)] == ["d1", "d9"]
 
 
 def test_a_line_exactly_at_the_limit_is_read() -> None:
@@ -234,7 +234,7 @@ def test_a_connection_that_ends_while_the_pi_runs_is_made_again(
     pi = Pi(folder / f"ext-{os.getpid()}-c.sock",
             lambda n: [line(HELLO), line(dialog(n)), *([None] if n < 3 else [])])
     w = watch(folder, events, watchers)
-    wait_for(lambda: pi.accepted == 3 and w.connected() == [pi.path] and events.kinds().count("Dialog") == 3,
+    wait_for(lambda: pi.accepted == 3 and w.connected() == [pi.path] and events.kinds().count("ExtensionDialog") == 3,
              20, "the third connection")
     assert "Disconnected" not in events.kinds()
     pi.quit()  # now it is gone for good

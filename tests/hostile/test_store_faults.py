@@ -148,7 +148,7 @@ def test_a_store_gone_bad_while_running_is_replaced_with_what_the_run_knew(
     assert caplog.text.count("set it aside") == 1 and "was replaced while running" in caplog.text
     store.close()
     again = Store(str(path))
-    assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")} and again.preferences(0.0).muted == {"shop"}
+    assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")} and again.silences(0.0).muted == {"shop"}
     again.close()
 
 

@@ -217,7 +217,7 @@ def test_hostile_lines_then_a_good_question_is_still_seen(
     append(f, ask(f"good{n}", f"Still there {n}?"))
     h = engine.harness
     wait_for(
-        lambda: any(t.question.tool_call_id == f"good{n}" for t in h.sink.of("needs_input")),
+        lambda: any(t.question.tool_call_id == f"good{n}" for t in h.collected.of("needs_input")),
         20,
         "the good question",
     )
@@ -335,10 +335,10 @@ def test_a_fifo_in_the_folder_blocks_nothing(tmp_path: Path, caplog: pytest.LogC
         try:
             os.write(fd, ask("q2", "Through the FIFO?"))
             append(f, ask("q3", "Still?"))
-            wait_for(lambda: any(x.question.tool_call_id == "q3" for x in h.sink.of("needs_input")), 10, "q3")
+            wait_for(lambda: any(x.question.tool_call_id == "q3" for x in h.collected.of("needs_input")), 10, "q3")
         finally:
             os.close(fd)
-        assert all(x.question.tool_call_id != "q2" for x in h.sink.of("needs_input"))
+        assert all(x.question.tool_call_id != "q2" for x in h.collected.of("needs_input"))
         assert h.engine._thread is not None and h.engine._thread.is_alive()
     assert len(_warnings(caplog, "not a regular file")) == 1
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import Closed, Dialog, Hello
+from notifier.companion import Closed, ExtensionDialog, Hello
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -82,7 +82,7 @@ def test_a_question_asked_from_a_codemode_script_is_that_sessions_question(
         # 1. answered in the terminal
         pi.prompt("Ask me which database to use")
         (event,) = wait_for(lambda: needs_input(app), 30, "the nested question in run --json")
-        (_, dialog), *_ = listener.of(Dialog)
+        (_, dialog), *_ = listener.of(ExtensionDialog)
         (call,) = codemode_calls(pi)
         assert result_of(pi, call) is None  # the file: only the running codemode call
         # the dialog is the nested question call's, under the running codemode call

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from notifier import companion
-from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, hello_of
+from notifier.companion import Closed, Disconnected, ExtensionDialog, Hello, answer_dialog, hello_of
 from notifier.system.paths import list_sockets
 
 from ..conftest import cli, wait_for
@@ -37,11 +37,11 @@ from .pi_harness import (
 AT_ONCE = 0.5
 
 
-def _dialog_seen(pi: PiSession, lis: Listener, count: int, marker: str) -> tuple[Dialog, float, float]:
+def _dialog_seen(pi: PiSession, lis: Listener, count: int, marker: str) -> tuple[ExtensionDialog, float, float]:
     """The count-th dialog, when it arrived, and when pi's terminal first showed ``marker``."""
     shown = wait_for(lambda: time.time() if marker in pi.screen() else None, 30, f"{marker!r} on the screen")
     arrived, dialog = wait_for(
-        lambda: len(lis.of(Dialog)) >= count and lis.of(Dialog)[count - 1], 5, "the dialog event"
+        lambda: len(lis.of(ExtensionDialog)) >= count and lis.of(ExtensionDialog)[count - 1], 5, "the dialog event"
     )
     return dialog, arrived, shown
 
@@ -181,7 +181,7 @@ def test_pi_073_loads_the_extension_without_error(
         pi.prompt("Ask me which database to use")
         wait_for(lambda: "Enter to select" in pi.screen(), 30, "the question")
         if hello.mode == "wrap":  # 0.73.1 has no prompt events, but its ctx.ui can be wrapped
-            dialog = wait_for(lambda: listener.of(Dialog), 5, "the dialog")[0][1]
+            dialog = wait_for(lambda: listener.of(ExtensionDialog), 5, "the dialog")[0][1]
             assert dialog.kind == "custom"
             (sock,) = list_sockets()
             assert answer_dialog(sock, dialog.id, keys=["down", "enter"]).closed
@@ -201,7 +201,7 @@ def test_where_ctx_ui_cannot_be_wrapped_prompt_events_still_announce(listener: L
         ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "hello")
         assert hello.mode == "events"
         pi.do("prompt select Allow rm -rf build?")
-        _, dialog = wait_for(lambda: listener.of(Dialog), 5, "the dialog")[0]
+        _, dialog = wait_for(lambda: listener.of(ExtensionDialog), 5, "the dialog")[0]
         assert (dialog.kind, dialog.title, dialog.options, dialog.remote) == (
             "select",
             "Allow rm -rf build?",
@@ -261,12 +261,12 @@ def test_only_dialogs_that_wait_for_a_human_are_said_to(listener: Listener) -> N
     try:
         assert pi.do("start plain")["wrapped"] is True
         wait_for(lambda: listener.of(Hello), 10, "hello")
-        said: dict[str, Dialog] = {}
+        said: dict[str, ExtensionDialog] = {}
         for n, kind in enumerate(("loader", "question", "text", "busy")):
             pi.do(f"custom {kind}")
 
-            def nth(n: int = n) -> tuple[float, Dialog] | None:
-                return listener.of(Dialog)[n] if len(listener.of(Dialog)) > n else None
+            def nth(n: int = n) -> tuple[float, ExtensionDialog] | None:
+                return listener.of(ExtensionDialog)[n] if len(listener.of(ExtensionDialog)) > n else None
 
             _, said[kind] = wait_for(nth, 5, f"the {kind} dialog")
             if kind != "busy":
@@ -274,9 +274,9 @@ def test_only_dialogs_that_wait_for_a_human_are_said_to(listener: Listener) -> N
         waits = {k: d.waits for k, d in said.items()}
         assert waits == {"loader": False, "question": True, "text": False, "busy": False}
         pi.do("render")
-        assert len(listener.of(Dialog)) == 4  # still busy: not announced again
+        assert len(listener.of(ExtensionDialog)) == 4  # still busy: not announced again
         pi.do("model")
-        _, again = wait_for(lambda: len(listener.of(Dialog)) == 5 and listener.of(Dialog)[4], 5, "busy, then not")
+        _, again = wait_for(lambda: len(listener.of(ExtensionDialog)) == 5 and listener.of(ExtensionDialog)[4], 5, "busy, then not")
         assert again.id == said["busy"].id and again.waits is True
         pi.do("done picked")
         closed = wait_for(lambda: len(listener.of(Closed)) == 4 and [e for _, e in listener.of(Closed)], 5, "closes")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import Closed, Dialog, Hello
+from notifier.companion import Closed, ExtensionDialog, Hello
 from notifier.control import request
 
 from ..app_process import AppProcess
@@ -73,7 +73,7 @@ def test_gate_is_a_dialog_question_answered_exactly(
         app = run_app(apps, sessions)
         pi.prompt(f"bash: {GATE_COMMAND}")
         (event,) = wait_for(lambda: dialogs_in(app, "needs_input"), 30, "the gate in run --json")
-        (_, dialog), *_ = listener.of(Dialog)
+        (_, dialog), *_ = listener.of(ExtensionDialog)
         q = event["question"]
         assert q["kind"] == "dialog" and q["dialog"] == "select" and q["tool"] == "bash"
         assert GATE_COMMAND in q["text"] and q["options"] == ["Yes", "No"]
@@ -153,7 +153,7 @@ def test_question_tool_dialog_is_the_question_answered_through_the_channel(
         pi.prompt("Ask me which database to use")
         (event,) = app.wait("needs_input")
         assert event["question"]["kind"] == "question" and "dialog" not in event["question"]
-        wait_for(lambda: listener.of(Dialog), 10, "the question's own dialog")
+        wait_for(lambda: listener.of(ExtensionDialog), 10, "the question's own dialog")
         (shown,) = pending(sessions)
         assert shown["kind"] == "question"
         done = cli("answer", "--sessions-dir", str(sessions), "SQLite")
@@ -349,7 +349,7 @@ def test_loaders_are_not_questions_but_the_editor_after_one_is(
             wait_for(lambda: "Which database should we use?" in pi.session_text(), 30, "the reply")
             pi.prompt("/qna")
             wait_for(lambda: "Extracting questions using" in pi.screen(), 20, "qna's loader")
-            (_, loader), *_ = wait_for(lambda: listener.of(Dialog), 5, "the loader announced")
+            (_, loader), *_ = wait_for(lambda: listener.of(ExtensionDialog), 5, "the loader announced")
             assert loader.kind == "custom" and loader.waits is False
             assert pending(sessions) == []
             wait_for(lambda: "Q: Which database" in (pi.editor() or ""), 20, "the questions in the editor")
@@ -359,7 +359,7 @@ def test_loaders_are_not_questions_but_the_editor_after_one_is(
             assert pending(sessions) == []
             (event,) = wait_for(lambda: dialogs_in(app, "needs_input"), 20, "the handoff editor")
             assert event["question"]["dialog"] == "editor" and "Edit handoff prompt" in event["question"]["text"]
-            assert all(not d.waits for _, d in listener.of(Dialog) if d.kind == "custom")
+            assert all(not d.waits for _, d in listener.of(ExtensionDialog) if d.kind == "custom")
             assert len(app.of("needs_input")) == 1  # neither loader was ever on the board
             pi.keys("Escape")
             (resolved,) = app.wait("resolved")

@@ -23,4 +23,4 @@ def test_clear_all_abandoned_then_the_snapshot_has_none(tmp_path: Path) -> None:
         wait_for(lambda: len(h.engine.snapshot.abandoned) == 2, 10, "one cleared")
         clear_abandoned(h.engine, Clear())
         wait_for(lambda: h.engine.snapshot.abandoned == (), 10, "all cleared")
-        assert h.sink.snapshot.abandoned == ()  # (and the sinks were handed that snapshot)
+        assert h.collected.snapshot.abandoned == ()  # (and the outputs were handed that snapshot)

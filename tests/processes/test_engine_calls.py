@@ -51,14 +51,14 @@ class Counting:
             return len(self.calls)
 
 
-def _calls_when_done(h: Harness, sinks: Sequence[Counting]) -> list[int]:
+def _calls_when_done(h: Harness, outputs: Sequence[Counting]) -> list[int]:
     """How many calls each output had once everything queued before was handled: a call behind
     them (on the engine thread, after their batch's snapshot went out) counts them (and then
     brings a snapshot of its own)."""
     seen: list[list[int]] = []
 
     def count() -> list[Transition]:
-        seen.append([s.count() for s in sinks])
+        seen.append([s.count() for s in outputs])
         return []
 
     h.engine.call(count)
@@ -70,7 +70,7 @@ def test_one_dialog_opened_reaches_each_output_once(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     first, second = Counting(), Counting()
-    with Harness([sessions], sinks=[first, second]) as h:
+    with Harness([sessions], outputs=[first, second]) as h:
         feed = DialogFeed(h.engine, str(tmp_path / "sockets"))  # (its watcher not started: fed by hand)
         gate = dialog_from({
             "id": "d1", "kind": "confirm", "title": "Allow rm -rf build?", "tool": "bash",
@@ -79,13 +79,13 @@ def test_one_dialog_opened_reaches_each_output_once(tmp_path: Path) -> None:
         feed._event("/run/x.sock", gate)  # (what the watcher's thread does with an announced dialog)
         wait_for(lambda: first.count() and second.count(), 10, "the dialog at the outputs")
         assert _calls_when_done(h, [first, second]) == [1, 1]
-        for sink in (first, second):
-            items, snapshot = sink.calls[0]
+        for output in (first, second):
+            items, snapshot = output.calls[0]
             assert [(t.kind, t.question.kind, t.question.tool_call_id) for t in items] == [
                 ("needs_input", "dialog", "call_b1")
             ]
             assert [q.tool_call_id for _, q in snapshot.pending] == ["call_b1"]
-        assert h.sink.of("needs_input") == items  # (the harness's own output too)
+        assert h.collected.of("needs_input") == items  # (the harness's own output too)
 
 
 def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
     config = Config()
     config.values["remotes"] = [{"name": "devbox", "ssh": "me@devbox"}]
     out = Counting()
-    with Harness([sessions], sinks=[out]) as h:
+    with Harness([sessions], outputs=[out]) as h:
         hub = Remotes(configured(config), h.engine)  # (its links not started: start() is not called)
         ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
         asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
@@ -103,7 +103,7 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
         said = [hub.boxes["devbox"].put(RemoteAsked(ref, q, False, time.time())) for q in asked]
         assert said == [True, False, False]
         h.engine.call(partial(hub._take, "devbox"))
-        wait_for(lambda: len(h.sink.of("needs_input")) == 3, 10, "the remote's questions")
+        wait_for(lambda: len(h.collected.of("needs_input")) == 3, 10, "the remote's questions")
         assert _calls_when_done(h, [out]) == [1]
         items, snapshot = out.calls[0]
         assert [t.question.tool_call_id for t in items] == ["c0", "c1", "c2"]
@@ -114,7 +114,7 @@ def test_a_call_that_changes_the_board_without_a_transition_still_brings_a_snaps
     """A dismissal (clear an abandoned question) makes no transition; the window and tray
     must still get the snapshot that no longer lists it: one."""
     out = Counting()
-    with Harness([tmp_path], sinks=[out]) as h:
+    with Harness([tmp_path], outputs=[out]) as h:
         h.engine.call(lambda: [])
         wait_for(lambda: out.count(), 10, "a snapshot after the call")
         assert _calls_when_done(h, [out]) == [1] and out.calls[0][0] == []
@@ -136,7 +136,7 @@ def test_a_finished_turn_goes_to_every_output_in_its_batch(tmp_path: Path) -> No
     whether it wants them)."""
     first, second = Turns(), Turns()
     f = tmp_path / "a.jsonl"
-    with Harness([tmp_path], sinks=[first, second]) as h:
+    with Harness([tmp_path], outputs=[first, second]) as h:
         append(f, header("/p"), user(), ask("q1"))
         h.wait("needs_input")  # (the session is read and live: its turn is not over)
         done = {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done."}]}
@@ -168,7 +168,7 @@ def test_every_output_is_handed_the_same_one_batch_in_order(tmp_path: Path) -> N
             super().publish(batch)
 
     first, second = Named("first"), Named("second")
-    with Harness([sessions], sinks=[first, second]) as h:
+    with Harness([sessions], outputs=[first, second]) as h:
         append(f, ask("call_1", "Ship it?"))
         h.wait("needs_input")
         assert _calls_when_done(h, [first, second]) == [1, 1]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from notifier import channel, companion
-from notifier.companion import Bye, Closed, Dialog, DialogText, Hello, Result
+from notifier.companion import Bye, Closed, DialogText, ExtensionDialog, Hello, Result
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_TS = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier" / "protocol.ts"
@@ -109,7 +109,7 @@ for (const o of out) console.log(JSON.stringify(o));
     *events, limits = lines
     parsed = [companion.parse(json.dumps(e)) for e in events]
     gate, loader, hello, answered, timed, screen, bye, result = parsed
-    assert gate == Dialog(
+    assert gate == ExtensionDialog(
         id="t-1",
         kind="confirm",
         title="Run it?",
@@ -126,8 +126,8 @@ for (const o of out) console.log(JSON.stringify(o));
         waits=True,
         session_dir="/s",
     )
-    assert isinstance(gate, Dialog) and gate.command == "rm -rf x"
-    assert isinstance(loader, Dialog) and loader.waits is False and loader.remote == "keys"
+    assert isinstance(gate, ExtensionDialog) and gate.command == "rm -rf x"
+    assert isinstance(loader, ExtensionDialog) and loader.waits is False and loader.remote == "keys"
     assert loader.options is None and loader.session_file == "/s/a.jsonl"
     assert isinstance(hello, Hello) and hello.protocol == companion.PROTOCOL and hello.mode == "wrap"
     assert hello.dialogs == (gate,) and hello.pid == 42 and hello.session_id == "sid"

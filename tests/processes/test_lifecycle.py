@@ -219,14 +219,14 @@ def _require(tool: str) -> None:
 def test_packaging_files_validate(tmp_path: Path) -> None:
     exe = autostart.executable()
     desktop = tmp_path / "pi-notifier.desktop"
-    desktop.write_text(autostart.render(autostart.Target("xdg", desktop), exe))
+    desktop.write_text(autostart.unit_text(autostart.Target("xdg", desktop), exe))
     unit = tmp_path / "pi-notifier.service"
-    unit.write_text(autostart.render(autostart.Target("systemd", unit), exe))
+    unit.write_text(autostart.unit_text(autostart.Target("systemd", unit), exe))
     plist = tmp_path / "dev.pi-notifier.plist"
-    plist.write_text(autostart.render(autostart.Target("launchagent", plist), exe))
+    plist.write_text(autostart.unit_text(autostart.Target("launchagent", plist), exe))
     parsed = plistlib.loads(plist.read_bytes())
     assert parsed["ProgramArguments"] == [*exe, "run"] and parsed["RunAtLoad"] is True
-    cmd = autostart.render(autostart.Target("startup", tmp_path / "x.cmd"), exe)
+    cmd = autostart.unit_text(autostart.Target("startup", tmp_path / "x.cmd"), exe)
     assert f'"{exe[0]}" run' in cmd
     _require("desktop-file-validate")
     r = subprocess.run(["desktop-file-validate", str(desktop)], capture_output=True, text=True, timeout=30)
@@ -265,10 +265,10 @@ def test_the_autostart_entry_runs_the_executable_whatever_its_path_holds(tmp_pat
     ``%``: the entry's command line reads back as that path (the desktop's own rules, and
     systemd's), so autostart starts the app, not some other command."""
     exe = [f"/home/u/{odd}/.venv/bin/pi-notifier"]
-    entry = autostart.render(autostart.Target("xdg", tmp_path / "x.desktop"), exe)
+    entry = autostart.unit_text(autostart.Target("xdg", tmp_path / "x.desktop"), exe)
     line = next(x for x in entry.splitlines() if x.startswith("Exec="))
     assert _desktop_exec(line[len("Exec="):]) == [*exe, "run"], line
-    unit = autostart.render(autostart.Target("systemd", tmp_path / "x.service"), exe)
+    unit = autostart.unit_text(autostart.Target("systemd", tmp_path / "x.service"), exe)
     line = next(x for x in unit.splitlines() if x.startswith("ExecStart="))
     assert _systemd_exec(line[len("ExecStart="):]) == [*exe, "run"], line
 

@@ -78,4 +78,4 @@ def test_a_session_the_start_up_scan_could_not_read_comes_later_as_it_would_have
         (t,) = h.wait("needs_input", 1, timeout=10)
         assert t.question.tool_call_id == "q1" and t.initial
         assert on_the_engine(h, lambda: h.engine.reader.next_retry) is None
-        assert [x.question.tool_call_id for x in h.sink.items] == ["q1"]
+        assert [x.question.tool_call_id for x in h.collected.items] == ["q1"]

@@ -596,7 +596,7 @@ def test_a_pushed_question_is_not_pushed_again_after_a_restart(tmp_path: Path, i
         assert seen["initial"] and seen["question"]["tool_call_id"] == "call_r1"  # still pending
         app.wait("ready")
         append(session_file(root, "s2"), header("/home/dev/shop"), ask("call_r2", "Asked after the restart?"))
-        # call_r1 was handed to the push sink first: pushed again, it would arrive first
+        # call_r1 was handed to the push output first: pushed again, it would arrive first
         wait_for(lambda: len(inbox.received) >= 2, 30, "the push of the new question")
         messages = [g["message"] for g in inbox.received]
         assert len(messages) == 2, messages

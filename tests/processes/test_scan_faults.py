@@ -93,7 +93,7 @@ def test_one_file_by_two_names_is_one_session(tmp_path: Path) -> None:
         append(tmp_path / "--b--" / "s.jsonl", answer("q1"))  # written through the other name
         (r,) = h.wait("resolved")
         assert r.session.key == str(a)
-        assert len(h.engine.board.local) == 1 and h.sink.snapshot.pending_count == 0
+        assert len(h.engine.board.local) == 1 and h.collected.snapshot.pending_count == 0
 
 
 def test_one_file_by_two_names_under_two_roots_is_one_session_whatever_the_cache(tmp_path: Path) -> None:

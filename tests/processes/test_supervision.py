@@ -50,8 +50,8 @@ def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on
 ) -> None:
     caplog.set_level(logging.INFO)
     bad = Raising()
-    h = Harness([tmp_path], sinks=[bad])
-    good = h.sink
+    h = Harness([tmp_path], outputs=[bad])
+    good = h.collected
     with h:
         for i in range(4):
             append(tmp_path / f"s{i}.jsonl", header(), user(), ask(f"q{i}", f"Question {i}?"))
@@ -87,13 +87,13 @@ def test_an_output_raising_system_exit_is_not_swallowed_but_the_supervisor_recor
     """No output's catch hides a SystemExit / KeyboardInterrupt: it ends the engine's run, and
     the supervisor records it as the engine's failure, restarts it, and questions go on."""
     stopping = Stopping()
-    with Harness([tmp_path], sinks=[stopping]) as h:
+    with Harness([tmp_path], outputs=[stopping]) as h:
         append(tmp_path / "a.jsonl", header(), user(), ask("qa", "Asked as it stopped?"))
         wait_for(lambda: h.engine.restarts == 1, 15, "the engine restarted")
         report = h.engine.health.report()
         assert "SystemExit" in report["engine"]["error"] and "sink Stopping" not in report
         # (the output after it missed that transition; the snapshot after the restart has it)
-        wait_for(lambda: [q.tool_call_id for _, q in h.sink.snapshot.pending] == ["qa"], 10, "qa listed")
+        wait_for(lambda: [q.tool_call_id for _, q in h.collected.snapshot.pending] == ["qa"], 10, "qa listed")
         append(tmp_path / "b.jsonl", header(), user(), ask("qb", "And the next one?"))
         (t,) = h.wait("needs_input", 1)
         assert t.question.tool_call_id == "qb" and h.engine.failed is None
@@ -120,7 +120,7 @@ def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_los
         assert first.question.tool_call_id == "qa" and h.engine.restarts == 1
         append(tmp_path / "b.jsonl", header(), user(), ask("qb", "And the next one?"))
         wait_for(
-            lambda: [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qa", "qb"],
+            lambda: [t.question.tool_call_id for t in h.collected.of("needs_input")] == ["qa", "qb"],
             10,
             "the next question",
         )
@@ -154,7 +154,7 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
         wait_for(lambda: str(poison) in engine.reader.ignored, 30, "the file to be ignored")
         append(tmp_path / "fine.jsonl", ask("qf2", "Still fine?"))
         h.wait("needs_input", 2, timeout=15)
-        assert [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qf", "qf2"]
+        assert [t.question.tool_call_id for t in h.collected.of("needs_input")] == ["qf", "qf2"]
 
 
 def test_the_running_app_reports_its_health_and_doctor_shows_it(

@@ -75,7 +75,7 @@ def test_a_symlinked_sessions_folder_is_followed_after_start_up(tmp_path: Path) 
         append(real / "flat.jsonl", answer("q1", "Done"))
         (done,) = h.wait("resolved")
         assert done.session.key == str(link / "flat.jsonl")
-        assert len(h.sink.of("needs_input")) == 3
+        assert len(h.collected.of("needs_input")) == 3
 
 
 def test_a_re_pointed_sessions_link_is_followed(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def test_line_split_across_writes_is_one_event(tmp_path: Path) -> None:
         wait_for(
             lambda: h.engine.reader.tailers[str(f)].offset >= 4096 + len(header()) + len(user()), 5, "partial read"
         )
-        assert h.sink.of("needs_input") == []
+        assert h.collected.of("needs_input") == []
         append(f, data[4096:])
         (t,) = h.wait("needs_input")
         assert t.question.text.startswith("Split?")
@@ -62,7 +62,7 @@ def test_rewrite_keeping_the_same_question_reports_nothing(tmp_path: Path) -> No
         os.replace(tmp, f)  # new inode, same content (pi's migration rewrite)
         append(f, answer("q1"))
         (r,) = h.wait("resolved")
-        assert r.outcome == "answered" and len(h.sink.of("needs_input")) == 1
+        assert r.outcome == "answered" and len(h.collected.of("needs_input")) == 1
 
 
 def test_deletion_and_recreation(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_thousand_files(tmp_path: Path) -> None:
     for i in range(1000):
         append(tmp_path / f"--p{i % 50}--" / f"{i}.jsonl", header(f"/p/{i}"), user())
     with Harness([tmp_path]) as h:
-        assert h.sink.info is not None and h.sink.info.sessions == 1000
+        assert h.collected.info is not None and h.collected.info.sessions == 1000
         for i in (0, 499, 999):
             append(tmp_path / f"--p{i % 50}--" / f"{i}.jsonl", ask(f"q{i}", f"Q{i}?"))
         asked = h.wait("needs_input", 3)
@@ -147,7 +147,7 @@ def test_bad_input_never_stops_the_next_good_line(tmp_path: Path, caplog: pytest
 def test_missing_folder_is_waited_for_and_removed_folder_comes_back(tmp_path: Path) -> None:
     root = tmp_path / "later" / "sessions"
     with Harness([root]) as h:
-        assert h.sink.info is not None and h.sink.info.sessions == 0
+        assert h.collected.info is not None and h.collected.info.sessions == 0
         append(root / "--p--" / "s.jsonl", header(), user(), ask("q1", "Appeared?"))
         h.wait("needs_input")
         import shutil

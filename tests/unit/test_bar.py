@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from notifier.core import codec, planner
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 
 NOW = 1_800_000_000.0
 
@@ -22,19 +22,19 @@ def waiting(sid: str, cwd: str, asked: float, text: str = "Which?") -> SessionVi
 
 
 def test_tmux_segment_is_the_count_or_nothing() -> None:
-    assert codec.tmux_segment(codec.summary(Snapshot(), NOW)) == ""
+    assert codec.tmux_segment(codec.bar_summary(Snapshot(), NOW)) == ""
     two = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60), waiting("b-22222222", "/p/shop", NOW - 5)))
-    assert codec.tmux_segment(codec.summary(two, NOW)) == "π 2"
-    assert codec.tmux_segment(codec.summary(two, NOW, snoozed_until=NOW + 600)) == "π 2 z"
-    assert codec.tmux_segment(codec.summary(two, NOW, snoozed_until=NOW - 1)) == "π 2"
+    assert codec.tmux_segment(codec.bar_summary(two, NOW)) == "π 2"
+    assert codec.tmux_segment(codec.bar_summary(two, NOW, snoozed_until=NOW + 600)) == "π 2 z"
+    assert codec.tmux_segment(codec.bar_summary(two, NOW, snoozed_until=NOW - 1)) == "π 2"
 
 
 def test_bar_json_lists_the_longest_waiting_first() -> None:
     snap = Snapshot((waiting("b-22222222", "/p/shop", NOW - 5, "Ship \x1b[31mit\x1b[0m?"), waiting("a-11111111", "/p/blog", NOW - 240)))
-    obj = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW))), NOW)  # (as it crosses the socket)
+    obj = codec.bar_obj(json.loads(json.dumps(codec.bar_summary(snap, NOW))), NOW)  # (as it crosses the socket)
     assert obj["text"] == "π 2" and obj["class"] == "needs"
     assert obj["tooltip"].splitlines() == ["blog 11111111: Which? (4 min)", "shop 22222222: Ship it? (5 s)"]
-    idle = codec.bar_obj(codec.summary(Snapshot(), NOW), NOW)
+    idle = codec.bar_obj(codec.bar_summary(Snapshot(), NOW), NOW)
     assert idle == {"text": "", "tooltip": "no pi is waiting for an answer", "class": "idle"}
 
 
@@ -47,12 +47,12 @@ _JSON = st.recursive(
 
 def test_the_bar_tooltip_says_quiet_hours_in_effect() -> None:
     snap = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60),))
-    quiet = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
+    quiet = codec.bar_obj(json.loads(json.dumps(codec.bar_summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
     assert quiet["tooltip"].splitlines()[-1] == "quiet hours until 07:30: no notifications"
     assert quiet["class"] == "needs" and quiet["text"] == "π 1"
-    idle = codec.bar_obj(codec.summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
+    idle = codec.bar_obj(codec.bar_summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
     assert idle["tooltip"] == "no pi is waiting for an answer\nquiet hours until 07:30: no notifications"
-    assert "quiet" not in codec.bar_obj(codec.summary(snap, NOW), NOW)["tooltip"]
+    assert "quiet" not in codec.bar_obj(codec.bar_summary(snap, NOW), NOW)["tooltip"]
 
 
 def test_the_bar_tooltip_is_markup_escaped() -> None:
@@ -60,7 +60,7 @@ def test_the_bar_tooltip_is_markup_escaped() -> None:
     tags or entities is shown as written, never as markup (nor as broken markup, which waybar
     shows as nothing)."""
     snap = Snapshot((waiting("a-11111111", "/p/<i> & y", NOW - 60, "Use <span size='99999'>big</span> &amp; AT&T?"),))
-    tooltip = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW))), NOW)["tooltip"]
+    tooltip = codec.bar_obj(json.loads(json.dumps(codec.bar_summary(snap, NOW))), NOW)["tooltip"]
     assert "<" not in tooltip and ">" not in tooltip
     assert tooltip == (
         "&lt;i&gt; &amp; y 11111111: Use &lt;span size=&#39;99999&#39;&gt;big&lt;/span&gt;"
@@ -95,21 +95,21 @@ def test_not_durations(text: str) -> None:
 
 def test_what_status_says_is_silenced() -> None:
     view = waiting("01a232c1-5e1b-7a4d-9c2e-6f0b1d2e3a4b", "/p/blog", NOW)
-    prefs = (
-        Preferences(muted=frozenset({"blog"}))
+    silences = (
+        Silences(muted=frozenset({"blog"}))
         .snoozed(NOW + 600)
         .snoozed(NOW + 3600, session=view.ref.key)
         .snoozed(NOW + 60, project="shop")
         .snoozed(NOW - 1, project="old")  # (over: not said)
     )
-    line = planner.silenced_line(prefs, Snapshot((view,)), NOW)
+    line = planner.silenced_line(silences, Snapshot((view,)), NOW)
     assert line == (
         "snoozed: everything for 10 min, session blog 1d2e3a4b for 1 h 00 min, project shop for 1 min; muted: blog"
     )
-    obj = planner.silenced_obj(prefs, NOW)
+    obj = planner.silenced_obj(silences, NOW)
     assert obj["muted"] == ["blog"] and list(obj["snoozed"]["projects"]) == ["shop"]
     assert obj["snoozed"]["all"] and obj["snoozed"]["sessions"] == {view.ref.key: obj["snoozed"]["sessions"][view.ref.key]}
-    assert planner.silenced_line(planner.Preferences(), Snapshot(), NOW) == ""
+    assert planner.silenced_line(planner.Silences(), Snapshot(), NOW) == ""
 
 
 def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     from notifier.store import Store, saved_silences
 
     now = time.time()
-    assert saved_silences(str(tmp_path), now) == planner.Preferences()  # nothing saved: none, nothing made
+    assert saved_silences(str(tmp_path), now) == planner.Silences()  # nothing saved: none, nothing made
     assert not list(tmp_path.iterdir())
     store = Store(str(tmp_path / "state.sqlite3"))
     store.snooze(now + 600)
@@ -128,7 +128,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     store.snooze(now + 120, project="blog")
     store.snooze(now - 5, project="over")
     store.mute("shop", True)
-    expected = store.preferences(now)
+    expected = store.silences(now)
     store.close()
     got = saved_silences(str(tmp_path), now)
     assert got == expected and got.projects == {"blog": now + 120} and got.muted == {"shop"}

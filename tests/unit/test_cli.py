@@ -85,7 +85,7 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     from notifier.cli.status import render_status
     from notifier.core.codec import status_obj
     from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
-    from notifier.core.planner import Preferences
+    from notifier.core.planner import Silences
 
     now = 1_700_000_000.0
     q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)
@@ -96,7 +96,7 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
         SessionView(SessionRef("/s/old.jsonl", "cccccccc-3", "/home/u/old", None), "idle", (), (), None, now - 2 * 86400),
     )
     status = status_obj(Snapshot(views, now))
-    snoozed = Preferences(sessions={remote.key: now + 600})
+    snoozed = Silences(sessions={remote.key: now + 600})
     lines = render_status(status, now, False, snoozed).splitlines()
     assert lines[1].split() == ["needs_input", "blog", "aaaaaaa1", "2", "min", "Pick", "one?"]
     assert lines[2].split() == ["working", "shop", "bbbbbbb2", "-", "bash"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from notifier import channel, companion
-from notifier.companion import Closed, Dialog, DialogText, Hello, Result, answer_dialog
+from notifier.companion import Closed, DialogText, ExtensionDialog, Hello, Result, answer_dialog
 
 GATE: dict[str, Any] = {
     "event": "dialog",
@@ -38,7 +38,7 @@ def line(obj: dict[str, Any]) -> bytes:
 
 def test_parse_a_gate_dialog() -> None:
     d = companion.parse(line(GATE))
-    assert isinstance(d, Dialog)
+    assert isinstance(d, ExtensionDialog)
     assert d.kind == "select" and d.options == ("Yes", "No") and d.command == "rm -rf build"
     assert d.at == pytest.approx(1700000000.123) and d.remote == "value" and d.pid == 42
 
@@ -83,9 +83,9 @@ def test_malformed_lines_are_refused(raw: bytes) -> None:
         companion.parse(raw)
 
 
-def _dialog(**changes: Any) -> Dialog:
+def _dialog(**changes: Any) -> ExtensionDialog:
     d = companion.parse(line({**GATE, **changes}))
-    assert isinstance(d, Dialog)
+    assert isinstance(d, ExtensionDialog)
     return d
 
 
@@ -174,7 +174,7 @@ def test_the_extensions_pis_banner_lists() -> None:
 def test_an_optional_field_of_the_wrong_type_is_read_as_missing() -> None:
     dialog = companion.parse(b'{"event":"dialog","id":"x","kind":"select","options":["a"],"title":5,"pid":true,'
                              b'"waits":"no","tool_input":{"command":"ls"}}')
-    assert isinstance(dialog, Dialog)
+    assert isinstance(dialog, ExtensionDialog)
     assert (dialog.title, dialog.pid, dialog.waits, dialog.command) == (None, None, True, "ls")
     assert companion.parse(b'{"event":["dialog"]}') is None  # (an event name that is no name: unknown)
     hello = companion.parse(b'{"event":"hello","protocol":"1","mode":7}')
@@ -190,8 +190,8 @@ def test_a_dialog_is_keyed_as_its_file_is_read_under_the_watched_folder(tmp_path
     (tmp_path / "link").symlink_to(tmp_path / "real")
     root = str(tmp_path / "link")
 
-    def dialog(session_file: str | None, session_dir: str | None = None) -> Dialog:
-        return Dialog("d1", "select", "Allow?", ("Yes", "No"), None, None, None, session_file, "/p", 7, None,
+    def dialog(session_file: str | None, session_dir: str | None = None) -> ExtensionDialog:
+        return ExtensionDialog("d1", "select", "Allow?", ("Yes", "No"), None, None, None, session_file, "/p", 7, None,
                       "value", None, session_dir=session_dir)
 
     ref = companion.ref_of(dialog(str(real / "s.jsonl")), [root])

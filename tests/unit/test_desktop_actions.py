@@ -4,8 +4,11 @@ tray menu and the window's model."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,14 +29,15 @@ from notifier.core.model import (
     question_token,
 )
 from notifier.core.owners import Proc
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.core.reducer import Header, Renamed, ToolStart
 from notifier.engine import Batch
 from notifier.outputs.dbus import Backend
-from notifier.outputs.desktop import AlertSink
+from notifier.outputs.desktop import Notifier
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
 from notifier.pi.parse import extract
+from notifier.system.supervisor import Worker
 from notifier.window.view import (
     Shown,
     Where,
@@ -110,7 +114,7 @@ def test_sound_key_range(value: Any) -> None:
 
 
 class Server(Backend):
-    """A notification server as the sink sees it (its ``backend``): what it was asked to show,
+    """A notification server as the notifier sees it (its ``backend``): what it was asked to show,
     numbered from 7."""
 
     name = "stand-in"
@@ -135,10 +139,24 @@ class Server(Backend):
         pass
 
 
+@contextlib.contextmanager
+def outputs_thread() -> Iterator[Worker]:
+    """A started :class:`Worker`, as the app's one outputs thread the notifier runs on; stopped
+    (and its end awaited) on leaving."""
+    stopping = threading.Event()
+    worker = Worker("outputs", stopping)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        stopping.set()
+        assert worker.sync(5)
+
+
 def signalled(
     q: Question, *signals: tuple[str, int, str], show_text: bool = True
 ) -> tuple[list[Command], list[int]]:
-    """The commands a sink gave ``execute`` when the server sent ``signals`` ("action" or "reply",
+    """The commands the notifier gave ``execute`` when the server sent ``signals`` ("action" or "reply",
     server id, action or text) after it showed the notification of ``q`` (server id 7), and the
     notifications it closed meanwhile."""
     commands: list[Command] = []
@@ -147,19 +165,20 @@ def signalled(
     config.set("notifications.skip_when_focused", False, "test")
     config.set("settle_ms", 0, "test")
     server = Server()
-    sink = AlertSink(config, execute=commands.append, backend=server)
     ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
-    sink.start()
-    try:
-        sink.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
-        wait_for(lambda: server.shown, 5, "the question's notification")
-        for kind, server_id, arg in signals:
-            (sink.on_server_action if kind == "action" else sink.on_server_reply)(server_id, arg)
-        sink.tell("the signals were taken", "")  # (after them, in order)
-        wait_for(lambda: len(server.shown) == 2, 5, "the signals taken")
-        closed = list(server.closed)  # (before the sink stops: then it closes what it shows)
-    finally:
-        sink.stop()
+    with outputs_thread() as worker:
+        alerts = Notifier(config, execute=commands.append, backend=server, worker=worker)
+        alerts.start()
+        try:
+            alerts.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
+            wait_for(lambda: server.shown, 5, "the question's notification")
+            for kind, server_id, arg in signals:
+                (alerts.on_server_action if kind == "action" else alerts.on_server_reply)(server_id, arg)
+            alerts.tell("the signals were taken", "")  # (after them, in order)
+            wait_for(lambda: len(server.shown) == 2, 5, "the signals taken")
+            closed = list(server.closed)  # (before the notifier stops: then it closes what it shows)
+        finally:
+            alerts.stop()
     return commands, closed
 
 
@@ -233,8 +252,8 @@ def test_resume_only_when_no_live_pi_holds_the_session() -> None:
 
 def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
     data = window_obj(board().snapshot(300.0))
-    prefs = Preferences(sessions={"/s/a.jsonl": 900.0}, projects={"api": 5000.0})
-    marked = mark_snoozes(data, prefs, 400.0)["questions"]
+    silences = Silences(sessions={"/s/a.jsonl": 900.0}, projects={"api": 5000.0})
+    marked = mark_snoozes(data, silences, 400.0)["questions"]
     by_file = {q["file"]: Shown.from_obj(q) for q in marked}
     assert by_file["/s/a.jsonl"].snoozed_until == 900.0 and by_file["/s/a.jsonl"].unsnooze() == Snooze(
         0.0, "/s/a.jsonl"
@@ -242,11 +261,11 @@ def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
     assert by_file["/s/b.jsonl"].unsnooze() == Snooze(0.0, project="api")
     assert "Snoozed: for 8 min more (session)" in details_text(by_file["/s/a.jsonl"], 420.0)
     everything = mark_snoozes(
-        window_obj(board().snapshot(300.0)), dataclasses.replace(Preferences(), snooze_all_until=800.0), 400.0
+        window_obj(board().snapshot(300.0)), dataclasses.replace(Silences(), snooze_all_until=800.0), 400.0
     )
     assert {Shown.from_obj(q).unsnooze() for q in everything["questions"]} == {Snooze(0.0)}
     assert everything["snoozed_until"] == 800.0  # the window's heading says so
-    over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
+    over = mark_snoozes(window_obj(board().snapshot(300.0)), silences, 6000.0)
     assert all(q["snoozed_until"] is None and Shown.from_obj(q).unsnooze() is None for q in over["questions"])
     assert over["snoozed_until"] is None
 
@@ -261,7 +280,7 @@ def test_a_named_session_snoozed_by_its_folder_is_marked_and_lifted_by_that_name
         [Header("id-n", "/home/u/webshop"), Renamed("feature-x"), ToolStart(100.0, "c", "question", extract("question", args, "c", 100.0))],
         100.0,
     )
-    (q,) = mark_snoozes(window_obj(b.snapshot(300.0)), Preferences(projects={"webshop": 5000.0}), 400.0)["questions"]
+    (q,) = mark_snoozes(window_obj(b.snapshot(300.0)), Silences(projects={"webshop": 5000.0}), 400.0)["questions"]
     shown = Shown.from_obj(q)
     assert shown.project == "feature-x" and (shown.snoozed_until, shown.snoozed_by) == (5000.0, "project")
     assert shown.unsnooze() == Snooze(0.0, project="webshop")

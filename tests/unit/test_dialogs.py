@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from notifier.actions.answer import dialog_value
-from notifier.companion import Dialog, DialogFeed, counts, dialog_from, question_of, ref_of
+from notifier.companion import DialogFeed, ExtensionDialog, counts, dialog_from, question_of, ref_of
 from notifier.core.board import Board, add_dialogs
 from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
@@ -21,7 +21,7 @@ from notifier.window.view import Shown, details_text, window_obj
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
 
 
-def gate(**over: Any) -> Dialog:
+def gate(**over: Any) -> ExtensionDialog:
     obj = {
         "id": "ab12cd34-1",
         "kind": "select",
@@ -166,7 +166,7 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
         sent.append(body)
         return (7,)
 
-    monkeypatch.setattr(backend, "_request", request)
+    monkeypatch.setattr(backend, "_call", request)
     assert backend.show(render(notice, True, False), 0) == 7
     actions = sent[0][5]
     assert actions == ["default", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
@@ -178,7 +178,7 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
 
 class _Engine:
     """What DialogFeed.apply uses of the engine: its board and options (``emitted``: what the
-    feed's calls returned, which the engine would hand to every sink)."""
+    feed's calls returned, which the engine would hand to every output)."""
 
     def __init__(self, roots: list[str]) -> None:
         from notifier.sessions import EngineOptions

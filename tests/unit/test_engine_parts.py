@@ -52,7 +52,7 @@ def _looked(live: Liveness, board: Board, clock: Clock) -> list[Transition]:
 def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
     clock, board = Clock(), Board(liveness=True)
     live = _liveness(clock)
-    live.asked(_asked(board, "f", "q1"), board)
+    live.drop_gone_askers(_asked(board, "f", "q1"), board)
     assert live.next_due == pytest.approx(clock.now)  # its pi not known yet: looked for at once
     assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     delays = []
@@ -64,7 +64,7 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
     # A new question: looked at soon, and the back-off starts again.
     asked = _asked(board, "g", "q2")
     me = (os.getpid(), start_time(os.getpid(), 0.0))  # (a running process: a pi known to wait for a human)
-    assert live.asked([replace(t, asker=me) for t in asked], board)[0].asker == me
+    assert live.drop_gone_askers([replace(t, asker=me) for t in asked], board)[0].asker == me
     assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
     assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     assert live.next_due == pytest.approx(clock.now + 3.0)
@@ -86,7 +86,7 @@ def test_an_asker_that_quit_since_the_last_list_is_not_known() -> None:
     assert board.snapshot(100.1).sessions[0].asker == gone
     asked = board.local.apply("f", [ToolEnd(101.0, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
     assert asked[-1].asker == gone  # (as the board last saw it)
-    *_, t = live.asked(asked, board)
+    *_, t = live.drop_gone_askers(asked, board)
     assert t.asker is None and live.next_due == pytest.approx(clock.now)
     assert board.snapshot(102.0).sessions[0].asker is None
 

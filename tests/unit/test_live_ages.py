@@ -7,7 +7,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
+from notifier.core.planner import Silences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.reducer import Header, Input
 from notifier.outputs.tray import (
     WORKING_RECENT_S,
@@ -59,10 +59,10 @@ def test_next_redraw_while_questions_wait_a_snooze_counts_down_or_a_session_work
     (same,) = [e.label for e in menu(snap, now + 47) if "Deploy" in e.label]
     (later,) = [e.label for e in menu(snap, now + 47.5) if "Deploy" in e.label]
     assert first == same and first.endswith("(<1 min)") and later.endswith("(1 min)")
-    snoozed = UiState(snap.snapshot, Preferences(snooze_all_until=now + 90.5))
+    snoozed = UiState(snap.snapshot, Silences(snooze_all_until=now + 90.5))
     assert next_redraw(snoozed, now) == now + 0.5  # the tooltip's "snoozed for 1 min" → "59 s"
     # Nothing waits, snoozed: its end is drawn (the icon's "z", the tooltip, "Resume now" go).
-    idle = UiState(empty.snapshot, Preferences(snooze_all_until=now + 30.5))
+    idle = UiState(empty.snapshot, Silences(snooze_all_until=now + 30.5))
     assert next_redraw(idle, now) == now + 0.5
     assert next_redraw(idle, now + 30.0) == now + 30.5
     assert "snoozed" in title(idle, now + 30.0) and next_redraw(idle, now + 30.5) is None
@@ -114,9 +114,9 @@ def test_an_age_tick_is_new_labels_alone_a_question_coming_or_going_a_new_menu()
     assert first != minute and relabelled(first, minute)
     assert not relabelled(first, menu(two, now)) and not relabelled(menu(two, now), first)
     assert menu(other, now + 60) != minute and not relabelled(first, menu(other, now + 60))  # (its clicks differ)
-    snoozed = UiState(one.snapshot, Preferences(snooze_all_until=now + 900))
+    snoozed = UiState(one.snapshot, Silences(snooze_all_until=now + 900))
     assert not relabelled(first, menu(snoozed, now))  # "Resume notifications now" comes
-    muted = UiState(one.snapshot, Preferences(muted=frozenset({"p"})))
+    muted = UiState(one.snapshot, Silences(muted=frozenset({"p"})))
     assert not relabelled(first, menu(muted, now))  # "Unmute" comes
 
 

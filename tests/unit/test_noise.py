@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from notifier.core.model import Action, Notice, Question, QuestionItem, SessionRef, Transition, TransitionKind, Withdraw
-from notifier.core.planner import Planner, Preferences, in_quiet_hours
+from notifier.core.planner import Planner, Silences, in_quiet_hours
 from notifier.outputs.render import render
 
 
@@ -55,7 +55,7 @@ def test_after_a_restart_the_bubble_is_restored_not_notified_again() -> None:
 
 def test_several_restored_share_one_summary_and_muted_ones_stay_off_screen() -> None:
     p = Planner(notified={("s1", "a"), ("s2", "b"), ("s3", "c")})
-    p.preferences = Preferences(muted=frozenset({"s3"}))
+    p.silences = Silences(muted=frozenset({"s3"}))
     p.feed([t("needs_input", c, s, initial=True) for c, s in (("a", "s1"), ("b", "s2"), ("c", "s3"))], 0.0)
     (n,) = notices(p.tick(0.0))
     assert n.restored and n.kind == "startup" and [i.key for i in n.items] == [("s1", "a"), ("s2", "b")]
@@ -104,7 +104,7 @@ def test_reminders_replace_and_the_last_is_critical() -> None:
 
 def test_snoozed_session_raises_nothing_until_the_end() -> None:
     p = Planner(settle_s=0.25, remind_after_s=())
-    p.preferences = Preferences().snoozed(900.0, session="s1")
+    p.silences = Silences().snoozed(900.0, session="s1")
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     (n,) = notices(p.tick(0.25))
     assert n.items[0].ref.key == "s2"
@@ -115,10 +115,10 @@ def test_snoozed_session_raises_nothing_until_the_end() -> None:
 
 def test_a_snooze_lifted_early_lets_the_parked_question_through_at_once() -> None:
     p = Planner(settle_s=0.25, remind_after_s=())
-    p.preferences = Preferences().snoozed(900.0, session="s1")
+    p.silences = Silences().snoozed(900.0, session="s1")
     p.feed([t("needs_input", "a", "s1")], 0.0)
     assert notices(p.tick(0.25)) == [] and p.next_due() == 900.0
-    p.preferences = p.preferences.snoozed(0.0, session="s1")  # snoozed for 0 s: lifted
+    p.silences = p.silences.snoozed(0.0, session="s1")  # snoozed for 0 s: lifted
     assert p.next_due() == 0.25
     (n,) = notices(p.tick(10.0))
     assert n.items[0].ref.key == "s1"
@@ -126,7 +126,7 @@ def test_a_snooze_lifted_early_lets_the_parked_question_through_at_once() -> Non
 
 def test_quiet_hours_and_mute_raise_nothing() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
-    p.preferences = Preferences(muted=frozenset({"s1"}))  # project names: the cwd's last folder here
+    p.silences = Silences(muted=frozenset({"s1"}))  # project names: the cwd's last folder here
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
@@ -136,9 +136,9 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     # and s2 gets its next reminder; the muted one waits for the unmute
     out = notices(p.tick(1900.0))
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
-    assert not p.quiet_held and p.next_due() is None  # (the muted one: when the preferences change)
+    assert not p.quiet_held and p.next_due() is None  # (the muted one: when the silences change)
     # unmuted: the question asked while muted is announced once, its passed reminders not sent
-    p.preferences = Preferences()  # unmuted
+    p.silences = Silences()  # unmuted
     (n,) = notices(p.tick(2000.0))
     assert (n.kind, n.items[0].ref.key) == ("question", "s1")
     assert notices(p.tick(2001.0)) == [] and p.next_due() is None
@@ -146,10 +146,10 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
 
 def test_a_question_asked_while_muted_waits_across_a_restart_for_the_unmute() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
-    p.preferences = Preferences(muted=frozenset({"s1"}))
+    p.silences = Silences(muted=frozenset({"s1"}))
     p.feed([t("needs_input", "a", "s1", initial=True)], 5.0)
     assert notices(p.tick(5.0)) == [] and p.next_due() is None and not p.notified
-    p.preferences = Preferences()
+    p.silences = Silences()
     (n,) = notices(p.tick(6.0))
     assert n.items[0].ref.key == "s1" and n.handle
 
@@ -158,7 +158,7 @@ def test_held_in_quiet_hours_then_snoozed_is_announced_when_the_snooze_ends() ->
     p = Planner(settle_s=0.0, remind_after_s=())
     p.feed([t("needs_input", "a", "s1")], 0.0)
     assert notices(p.tick(0.0, quiet=True)) == [] and p.quiet_held
-    p.preferences = Preferences().snoozed(500.0, project="s1")
+    p.silences = Silences().snoozed(500.0, project="s1")
     assert notices(p.tick(200.0)) == [] and not p.quiet_held  # quiet hours over, but snoozed now
     assert p.next_due() == 500.0
     (n,) = notices(p.tick(500.0))
@@ -177,11 +177,11 @@ def test_question_shown_late_skips_reminders_already_past() -> None:
 
 def test_project_snooze_and_resume_all() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
-    p.preferences = Preferences().snoozed(1000.0, project="s1").snoozed(1000.0, session="s2")
+    p.silences = Silences().snoozed(1000.0, project="s1").snoozed(1000.0, session="s2")
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2"), t("needs_input", "c", "s3")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s3"]
     assert p.next_due() == 1000.0  # asked again when the snoozes end
-    p.preferences = Preferences()  # "Resume notifications now": every snooze lifted (past a burst's window)
+    p.silences = Silences()  # "Resume notifications now": every snooze lifted (past a burst's window)
     assert p.next_due() == 0.0
     assert sorted(i.ref.key for n in notices(p.tick(10.0)) for i in n.items) == ["s1", "s2"]
 
@@ -198,7 +198,7 @@ def test_turn_notices_only_when_asked_for() -> None:
     (i,) = p.turn(TurnChange(ref, "idle", 2.0), 2.0)
     assert isinstance(i, Notice)
     assert render(i, True, False).title == "proj finished its turn"
-    p.preferences = Preferences(muted=frozenset({"proj"}))
+    p.silences = Silences(muted=frozenset({"proj"}))
     assert p.turn(TurnChange(ref, "idle", 3.0), 3.0) == []
 
 
@@ -363,7 +363,7 @@ def test_a_bubble_snoozed_from_itself_comes_back_when_the_snooze_ends() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     shown = {n.items[0].ref.key: n for n in notices(p.tick(0.0))}
-    p.preferences = Preferences().snoozed(960.0, session="s1")
+    p.silences = Silences().snoozed(960.0, session="s1")
     assert p.put_off(shown["s1"].handle, 960.0) == [Withdraw(shown["s1"].handle)]
     assert p.next_due() == 600.0  # (s2's reminder; s1's question waits for the end of its snooze)
     (r,) = notices(p.tick(600.0))
@@ -381,22 +381,22 @@ def test_a_reminder_due_while_snoozed_comes_when_the_snooze_ends() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
     p.feed([t("needs_input", "a", "s1")], 0.0)
     (n,) = notices(p.tick(0.0))
-    p.preferences = Preferences().snoozed(900.0, session="s1")  # the bubble stays on screen
+    p.silences = Silences().snoozed(900.0, session="s1")  # the bubble stays on screen
     assert p.next_due() == 900.0
     assert p.tick(600.0) == []
     (r,) = notices(p.tick(900.0))
     assert r.kind == "reminder" and r.handle == n.handle
     assert p.drain_reminded() == {("s1", "a"): 1} and p.next_due() == 1800.0
-    p.preferences = Preferences(muted=frozenset({"s1"}))  # muted: no reminder until unmuted
+    p.silences = Silences(muted=frozenset({"s1"}))  # muted: no reminder until unmuted
     assert p.next_due() is None and p.tick(1800.0) == []
-    p.preferences = Preferences()
+    p.silences = Silences()
     (last,) = notices(p.tick(1900.0))
     assert last.kind == "reminder" and last.critical
 
 
 def test_notified_before_a_restart_and_snoozed_is_announced_when_the_snooze_ends() -> None:
     p = Planner(notified={("s1", "a")}, remind_after_s=())
-    p.preferences = Preferences().snoozed(900.0, session="s1")
+    p.silences = Silences().snoozed(900.0, session="s1")
     p.feed([t("needs_input", "a", "s1", initial=True)], 0.0)
     assert p.tick(1.0) == [] and p.next_due() == 900.0
     (n,) = notices(p.tick(900.0))
@@ -423,7 +423,7 @@ def test_a_question_held_by_quiet_hours_abandoned_and_back_is_held_once() -> Non
     p.feed([t("abandoned", "a", "s1")], 2.0)
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 3.0)
     assert p.tick(3.0, quiet=True) == [] and p.quiet_held == 2
-    p.preferences = Preferences().snoozed(1000.0, session="s1")
+    p.silences = Silences().snoozed(1000.0, session="s1")
     p.feed([t("needs_input", "c", "s3")], 4.0)
     assert {i.ref.key for n in notices(p.tick(4.0)) for i in n.items} == {"s2", "s3"}
     (later,) = notices(p.tick(1000.0))
@@ -435,9 +435,9 @@ def test_a_bubble_snoozed_from_itself_comes_back_at_once_when_the_snooze_is_lift
     p.feed([t("needs_input", "a", "s1")], 0.0)
     (n,) = notices(p.tick(0.0))
     p.put_off(n.handle, 960.0)
-    assert p.tick(1.0) == []  # (the snooze not in the preferences yet: still put off)
-    p.preferences = Preferences().snoozed(960.0, session="s1")
+    assert p.tick(1.0) == []  # (the snooze not in the silences yet: still put off)
+    p.silences = Silences().snoozed(960.0, session="s1")
     assert p.tick(2.0) == []
-    p.preferences = Preferences()  # `snooze off`
+    p.silences = Silences()  # `snooze off`
     (back,) = notices(p.tick(100.0))
     assert back.items[0].ref.key == "s1" and p.tick(960.0) == []

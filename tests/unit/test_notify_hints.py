@@ -1,4 +1,4 @@
-"""What a Notify call carries besides title and body (sinks/notify/hints.py): the expiry, the
+"""What a Notify call carries besides title and body (outputs/render.py): the expiry, the
 urgency and the hints that keep a question on screen, its sound, and the reply field's hints."""
 
 from __future__ import annotations

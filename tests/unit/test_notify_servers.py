@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from notifier.core.commands import Answer
 from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef, question_token
 from notifier.outputs.dbus import Once
-from notifier.outputs.render import REPLY, Server, abilities, choose, render, summary, takes_text
+from notifier.outputs.render import REPLY, Server, abilities, choose, offer_line, render, takes_text
 
 from .test_desktop_actions import signalled
 
@@ -187,8 +187,8 @@ def test_a_reply_answers_as_answer_text_and_only_where_asked(q: Question, carrie
 
 
 def test_doctor_says_what_the_notifications_offer_there() -> None:
-    assert summary(GNOME) == "a click goes to the session; at most 3 buttons, the most useful first"
-    assert summary(XFCE).startswith("'Go to session' is a button (a click on the bubble only dismisses it)")
-    assert summary(PLASMA).endswith("; free-text answers typed into the notification")
-    assert summary(DUNST) == "a click goes to the session; every button, the most useful first"
-    assert summary(NO_ACTIONS).startswith("no buttons")
+    assert offer_line(GNOME) == "a click goes to the session; at most 3 buttons, the most useful first"
+    assert offer_line(XFCE).startswith("'Go to session' is a button (a click on the bubble only dismisses it)")
+    assert offer_line(PLASMA).endswith("; free-text answers typed into the notification")
+    assert offer_line(DUNST) == "a click goes to the session; every button, the most useful first"
+    assert offer_line(NO_ACTIONS).startswith("no buttons")

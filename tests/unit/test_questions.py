@@ -141,7 +141,7 @@ def test_text_is_sanitized_not_truncated() -> None:
     q = ex({"question": "\x1b[31mred\x1b[0m line\u2028two\x07 " + long, "options": ["<b>x</b>"]})
     assert q.text.startswith("red line two word")
     assert "\x1b" not in q.text and "\u2028" not in q.text and len(q.text) > 2000
-    assert q.options == ("<b>x</b>",)  # markup is escaped by markup sinks, not here
+    assert q.options == ("<b>x</b>",)  # markup is escaped by markup outputs, not here
 
 
 @pytest.mark.parametrize(

@@ -9,32 +9,33 @@ from datetime import datetime, timedelta
 from notifier.config import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
 from notifier.engine import Batch
-from notifier.outputs.desktop import AlertSink
+from notifier.outputs.desktop import Notifier
 
 from ..conftest import wait_for
-from .test_desktop_actions import Server
+from .test_desktop_actions import Server, outputs_thread
 
 
 def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
     end = (datetime.now() + timedelta(minutes=3)).replace(second=0, microsecond=0)
-    offset = end.timestamp() - 0.5 - time.time()  # the sink's wall clock: half a second before their end
+    offset = end.timestamp() - 0.5 - time.time()  # the notifier's wall clock: half a second before their end
     config = Config()
     config.set("quiet_hours", f"{end - timedelta(minutes=30):%H:%M}-{end:%H:%M}", "test")
     config.set("settle_ms", 0, "test")
     config.set("notifications.skip_when_focused", False, "test")
     server = Server()
-    sink = AlertSink(config, backend=server, wall=lambda: time.time() + offset)
-    sink.start()
-    try:
-        ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
-        q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
-        sink.publish(Batch((Transition("needs_input", ref, q, time.time() + offset),), Snapshot()))
-        wait_for(lambda: sink.planner.quiet_held, 5, "held by the quiet hours")
-        assert server.shown == []
-        wait_for(lambda: server.shown, 5, "announced as the quiet hours end")
-        assert time.time() + offset >= end.timestamp()
-    finally:
-        sink.stop()
+    with outputs_thread() as worker:
+        alerts = Notifier(config, backend=server, wall=lambda: time.time() + offset, worker=worker)
+        alerts.start()
+        try:
+            ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+            q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
+            alerts.publish(Batch((Transition("needs_input", ref, q, time.time() + offset),), Snapshot()))
+            wait_for(lambda: alerts.planner.quiet_held, 5, "held by the quiet hours")
+            assert server.shown == []
+            wait_for(lambda: server.shown, 5, "announced as the quiet hours end")
+            assert time.time() + offset >= end.timestamp()
+        finally:
+            alerts.stop()
 
 
 def test_the_notifiers_clock_counts_time_asleep() -> None:
@@ -51,4 +52,5 @@ def test_the_notifiers_clock_counts_time_asleep() -> None:
     before = time.clock_gettime(boottime)
     now = awake_or_asleep()
     assert before <= now <= time.clock_gettime(boottime)
-    assert AlertSink(Config()).clock is awake_or_asleep
+    with outputs_thread() as worker:
+        assert Notifier(Config(), worker=worker).clock is awake_or_asleep

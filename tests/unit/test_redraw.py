@@ -1,5 +1,5 @@
 """The UI thread (outputs/tray.Redraw) on its own: it draws the snapshot the engine sent it with the
-preferences and health it was handed, and a drawing that fails is the supervisor's (recorded, said once) —
+silences and health it was handed, and a drawing that fails is the supervisor's (recorded, said once) —
 the next change draws again."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from notifier.app import WindowProcess
 from notifier.config import Config
 from notifier.core.model import Snapshot
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.engine import Batch
 from notifier.outputs.tray import Redraw, UiState
 from notifier.system.supervisor import FailureLog, Worker
@@ -46,18 +46,18 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     worker = Worker("outputs", stop, health)  # (the app's one outputs thread)
     redraw = Redraw(WindowProcess(str(tmp_path / "unused.sock")), config, health, stop, worker)
     redraw.tray = tray  # (wired once, before it starts)
-    redraw.set_preferences(Preferences(muted=frozenset({"shop"})))  # (handed, as their owner does)
+    redraw.set_silences(Silences(muted=frozenset({"shop"})))  # (handed, as their owner does)
     worker.start()
     try:
         wait_for(lambda: health.report().get("outputs", {}).get("recovered"), 10, "the UI thread again")
         # the failure is a change of what the tray shows: drawn again, saying so
         wait_for(lambda: tray.drawn and tray.drawn[-1][0].health == health.lines(), 10, "the failure shown")
         assert "outputs failed once" in tray.drawn[-1][0].health[0]
-        sent, prefs = Snapshot(taken_at=5.0), Preferences(snooze_all_until=1e12)
-        redraw.set_preferences(prefs)
+        sent, silences = Snapshot(taken_at=5.0), Silences(snooze_all_until=1e12)
+        redraw.set_silences(silences)
         redraw.publish(Batch((), sent))  # the engine hands it the snapshot: drawn as it was sent
-        wait_for(lambda: tray.drawn[-1][0].snapshot is sent and tray.drawn[-1][0].preferences is prefs, 10, "drawn")
-        assert tray.drawn[-1] == (UiState(sent, prefs, health.lines()), "22:00-07:00")  # as handed, nothing pulled
+        wait_for(lambda: tray.drawn[-1][0].snapshot is sent and tray.drawn[-1][0].silences is silences, 10, "drawn")
+        assert tray.drawn[-1] == (UiState(sent, silences, health.lines()), "22:00-07:00")  # as handed, nothing pulled
         report = health.report()["outputs"]
         assert report["count"] == 1 and "drawing broke" in report["error"]
         assert len([r for r in caplog.records if "the outputs failed" in r.getMessage()]) == 1
@@ -66,13 +66,13 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
         redraw.changed()
 
 
-class Window:
+class WindowFeed:
     subscribers = 1
 
     def __init__(self) -> None:
         self.pushed: list[Snapshot] = []
 
-    def push(self, snapshot: Snapshot, preferences: Preferences) -> None:
+    def push(self, snapshot: Snapshot, silences: Silences) -> None:
         self.pushed.append(snapshot)
 
 
@@ -96,7 +96,7 @@ class Between(threading.Event):
 def test_a_snapshot_published_while_the_age_tick_draws_reaches_the_window(tmp_path: Path, flag: bool) -> None:
     """The age tick draws the tray only; a snapshot published as it starts must still be pushed
     to the window (by this wake or the next one the publish asks for)."""
-    stop, health, window = threading.Event(), FailureLog(), Window()
+    stop, health, window = threading.Event(), FailureLog(), WindowFeed()
     redraw = Redraw(window, Config(), health, stop, Worker("outputs", stop, health))  # type: ignore[arg-type]
     redraw.tray = Tray()
     redraw.tray.failures = 0

@@ -1,4 +1,4 @@
-"""The remote stream parser (pure), the board's remote sessions, and the push sink's timing."""
+"""The remote stream parser (pure), the board's remote sessions, and the push output's timing."""
 
 from __future__ import annotations
 
@@ -143,17 +143,17 @@ class Clock:
         return self.t
 
 
-def test_push_sink_timing_and_away() -> None:
+def test_push_output_timing_and_away() -> None:
     """With ``push.when = "away"``, a due question is pushed only when the desktop says it is
     away; unknown presence counts as present, and the question is looked at again
-    AWAY_RECHECK_S later (on the sink's clock), not sooner."""
-    from notifier.outputs.push import AWAY_RECHECK_S, GROUP_S, PushSink
+    AWAY_RECHECK_S later (on the push output's clock), not sooner."""
+    from notifier.outputs.push import AWAY_RECHECK_S, GROUP_S, PushOutput
 
     config = Config()
     config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "away"})
     clock = Clock()
     away: list[bool | None] = [None]
-    looks: list[tuple[float, bool | None]] = []  # (the sink's time, what the look said)
+    looks: list[tuple[float, bool | None]] = []  # (the push output's time, what the look said)
     sent: list[tuple[str, list[tuple[float, bool | None]]]] = []  # (title, the looks so far)
     pushed = threading.Semaphore(0)
 
@@ -168,33 +168,33 @@ def test_push_sink_timing_and_away() -> None:
 
     a = SessionRef(remote_key("devbox", "/s/a"), "i", "/w/webshop", None, "devbox")
     b = SessionRef(remote_key("devbox", "/s/b"), "i", "/w/shop", None, "devbox")
-    sink = PushSink(config, send=send, away=look, clock=clock)
-    sink.start()
+    output = PushOutput(config, send=send, away=look, clock=clock)
+    output.start()
     try:
-        sink.publish(Batch((Transition("needs_input", a, q("a"), NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", a, q("a"), NOW),), Snapshot()))
         wait_for(lambda: looks, 5, "a look at the desktop")
         assert looks == [(0.0, None)]
         # Away now, earlier than a's next look: a new question b is due at once (push.after 0)
         # and goes out alone; a, looked at again only in AWAY_RECHECK_S, is not in its group.
         away[0] = True
         clock.t = AWAY_RECHECK_S - GROUP_S - 1.0
-        sink.publish(Batch((Transition("needs_input", b, q("b"), NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", b, q("b"), NOW),), Snapshot()))
         assert pushed.acquire(timeout=10), "b was not pushed"
         assert sent == [("devbox · shop needs an answer", [(0.0, None), (clock.t, True)])]
         # a's time comes: any handover wakes the timer (here b resolved), which looks and pushes a.
         clock.t = AWAY_RECHECK_S
-        sink.publish(Batch((Transition("resolved", b, q("b"), NOW),), Snapshot()))
+        output.publish(Batch((Transition("resolved", b, q("b"), NOW),), Snapshot()))
         assert pushed.acquire(timeout=10), "a was not pushed at its next look"
         assert sent[1] == ("devbox · webshop needs an answer", [*sent[0][1], (AWAY_RECHECK_S, True)])
-        wait_for(lambda: sink.sent == 2, 5, "both pushes counted as sent")
+        wait_for(lambda: output.sent == 2, 5, "both pushes counted as sent")
     finally:
-        sink.stop()
+        output.stop()
 
 
-def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
-    """What was pushed is in the store: a new sink (the app restarted) skips it when it is seen
+def test_push_output_never_pushes_a_question_twice(tmp_path: Any) -> None:
+    """What was pushed is in the store: a new push output (the app restarted) skips it when it is seen
     pending again, and records what it pushes itself."""
-    from notifier.outputs.push import PushSink
+    from notifier.outputs.push import PushOutput
     from notifier.store import Store
 
     config = Config()
@@ -208,26 +208,26 @@ def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
         sent.append(body)
         return True
 
-    sink = PushSink(config, store, send=send)
-    sink.start()
+    output = PushOutput(config, store, send=send)
+    output.start()
     try:
         old = Question("old", "question", (QuestionItem("Pushed before?"),), NOW)
         new = Question("new", "question", (QuestionItem("New?"),), NOW)
         # in this order: were "old" pushed again, it would be sent before "new"
-        sink.publish(Batch((Transition("needs_input", ref, old, NOW, initial=True),), Snapshot()))
-        sink.publish(Batch((Transition("needs_input", ref, new, NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", ref, old, NOW, initial=True),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", ref, new, NOW),), Snapshot()))
         wait_for(lambda: sent, 10, "the push of the new question")
         assert sent == ["New?"]
         assert store.pushed() == {(ref.key, "old"), (ref.key, "new")}
         # resolved, then seen pending again (its pi came back): still not pushed a second time
-        sink.publish(Batch((Transition("abandoned", ref, new, NOW),), Snapshot()))
-        sink.publish(Batch((Transition("needs_input", ref, new, NOW),), Snapshot()))
+        output.publish(Batch((Transition("abandoned", ref, new, NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", ref, new, NOW),), Snapshot()))
         third = Question("third", "question", (QuestionItem("Third?"),), NOW)
-        sink.publish(Batch((Transition("needs_input", ref, third, NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", ref, third, NOW),), Snapshot()))
         wait_for(lambda: len(sent) >= 2, 10, "the push of the third question")
         assert sent == ["New?", "Third?"]
     finally:
-        sink.stop()
+        output.stop()
         store.close()
 
 
@@ -238,8 +238,8 @@ def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_
     quiet hours nothing is pushed; once they end, the question is."""
     import time
 
-    from notifier.core.planner import Preferences
-    from notifier.outputs.push import AWAY_RECHECK_S, PushSink
+    from notifier.core.planner import Silences
+    from notifier.outputs.push import AWAY_RECHECK_S, PushOutput
 
     config = Config()
     config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})
@@ -254,44 +254,44 @@ def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_
         return Transition("needs_input", SessionRef(key, "i", f"/w/{folder}", name), q(key), NOW)
 
     muted, shop, other = asked("m", "webshop", "billing"), asked("x", "shop"), asked("y", "other")
-    sink = PushSink(config, send=send, clock=clock, rate_burst=1, rate_every_s=100.0)
-    sink.set_preferences(Preferences(muted=frozenset({"webshop"})))
-    sink.start()
+    output = PushOutput(config, send=send, clock=clock, rate_burst=1, rate_every_s=100.0)
+    output.set_silences(Silences(muted=frozenset({"webshop"})))
+    output.start()
     try:
-        sink.publish(Batch((muted, shop), Snapshot()))
+        output.publish(Batch((muted, shop), Snapshot()))
         assert pushed.acquire(timeout=10) and sent == ["shop needs an answer"]
-        sink.publish(Batch((other,), Snapshot()))  # due at once, held: the pace allows one per 100 s
-        wait_for(lambda: "y" in {k for _, k in sink._pushed}, 5, "the question taken, held for its turn")
-        sink.publish(Batch((replace(other, kind="resolved"),), Snapshot()))  # answered meanwhile
-        sink.set_preferences(Preferences())  # unmuted
+        output.publish(Batch((other,), Snapshot()))  # due at once, held: the pace allows one per 100 s
+        wait_for(lambda: "y" in {k for _, k in output._pushed}, 5, "the question taken, held for its turn")
+        output.publish(Batch((replace(other, kind="resolved"),), Snapshot()))  # answered meanwhile
+        output.set_silences(Silences())  # unmuted
         clock.t = 100.0  # past the muted one's next look (AWAY_RECHECK_S) and the pace
-        sink.publish(Batch((replace(shop, kind="resolved"),), Snapshot()))  # (a batch: the thread wakes)
+        output.publish(Batch((replace(shop, kind="resolved"),), Snapshot()))  # (a batch: the thread wakes)
         assert pushed.acquire(timeout=10) and sent[-1] == "billing needs an answer"  # alone: not "2 questions"
     finally:
-        sink.stop()
+        output.stop()
     # Quiet hours from an hour ago to an hour from now: nothing pushed until they end.
     minute = time.localtime().tm_hour * 60 + time.localtime().tm_min
     hours = f"{(minute - 60) % 1440 // 60:02d}:{(minute - 60) % 60:02d}-{(minute + 60) % 1440 // 60:02d}:{(minute + 60) % 60:02d}"
     config.values["quiet_hours"] = hours
     clock, sent = Clock(), []
-    sink = PushSink(config, send=send, clock=clock)
-    sink.start()
+    output = PushOutput(config, send=send, clock=clock)
+    output.start()
     try:
-        sink.publish(Batch((shop,), Snapshot()))
-        wait_for(lambda: sink._due and sink._due[0][0] >= AWAY_RECHECK_S, 5, "the question looked at again later")
+        output.publish(Batch((shop,), Snapshot()))
+        wait_for(lambda: output._due and output._due[0][0] >= AWAY_RECHECK_S, 5, "the question looked at again later")
         assert sent == []
-        sink.set_quiet_hours("")
+        output.set_quiet_hours("")
         clock.t = AWAY_RECHECK_S
-        sink.publish(Batch((replace(other, kind="resolved"),), Snapshot()))
+        output.publish(Batch((replace(other, kind="resolved"),), Snapshot()))
         assert pushed.acquire(timeout=10) and sent == ["shop needs an answer"]
     finally:
-        sink.stop()
+        output.stop()
 
 
 def test_the_push_thread_runs_again_after_a_failure_and_says_so() -> None:
     """A bug that escapes the push thread's work (here a BaseException from the sender) is recorded
     in the app's failure log and the thread runs again: the next question is pushed."""
-    from notifier.outputs.push import PushSink
+    from notifier.outputs.push import PushOutput
     from notifier.system.supervisor import FailureLog
 
     class Bug(BaseException):
@@ -309,17 +309,17 @@ def test_the_push_thread_runs_again_after_a_failure_and_says_so() -> None:
         return True
 
     health = FailureLog()
-    sink = PushSink(config, send=send, health=health)
-    sink.start()
+    output = PushOutput(config, send=send, health=health)
+    output.start()
     try:
         ref = SessionRef("/s/a.jsonl", "i", "/w/webshop", None)
-        sink.publish(Batch((Transition("needs_input", ref, q("a"), NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", ref, q("a"), NOW),), Snapshot()))
         wait_for(lambda: "push" in health.report(), 5, "the failure recorded")
-        sink.publish(Batch((Transition("needs_input", ref, q("b"), NOW),), Snapshot()))
+        output.publish(Batch((Transition("needs_input", ref, q("b"), NOW),), Snapshot()))
         wait_for(lambda: len(sent) == 2, 10, "the next question pushed")
         assert health.report()["push"]["recovered"] and "Bug: a bug in a push" in health.lines()[0]
     finally:
-        sink.stop()
+        output.stop()
 
 
 # ---- a remote that floods: per-host bounds, the inbox (folded, bounded), the pace ----
@@ -435,7 +435,7 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
     burst allowance, then one push folding the rest; every question is in some push."""
     import re
 
-    from notifier.outputs.push import PushSink
+    from notifier.outputs.push import PushOutput
 
     config = Config()
     config.values.update({"push.urls": ["json://a", "json://b"], "push.after": 0.0, "push.when": "always"})
@@ -453,16 +453,16 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
             titles = [t for u, t, _ in sent if u == url]
         return sum(int(m.group(1)) if (m := re.match(r"(\d+) questions need answers", t)) else 1 for t in titles)
 
-    sink = PushSink(config, send=send, rate_burst=2, rate_every_s=1.0)
-    sink.start()
+    output = PushOutput(config, send=send, rate_burst=2, rate_every_s=1.0)
+    output.start()
     try:
         for m in range(10):
             ref = SessionRef(f"/s/{m}.jsonl", None, f"/w/p{m}", None)
-            sink.publish(
+            output.publish(
                 Batch(tuple(Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)), Snapshot())
             )
             # one message after the other (as pi writes them): each its own group, due at once
-            wait_for(lambda: sink._open.keys() <= sink._pushed, 5, "the message's questions taken")
+            wait_for(lambda: output._open.keys() <= output._pushed, 5, "the message's questions taken")
         for url in ("json://a", "json://b"):
 
             def all_pushed(url: str = url) -> bool:
@@ -478,7 +478,7 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
             folded = int(said.group(1))
             assert folded == int(mine[-1][0].split()[0]) > 1
     finally:
-        sink.stop()
+        output.stop()
 
 
 def test_follow_yields_the_events_and_says_each_kind_of_bad_line_once(caplog: pytest.LogCaptureFixture) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 from notifier.store import Store
 
 
@@ -15,9 +15,9 @@ def test_snoozes_round_trip_by_scope() -> None:
     store.snooze(200.0, session="/s/a.jsonl")
     store.snooze(300.0, project="shop")
     store.snooze(5.0, project="old")
-    assert store.preferences(50.0) == Preferences(100.0, sessions={"/s/a.jsonl": 200.0}, projects={"shop": 300.0})
+    assert store.silences(50.0) == Silences(100.0, sessions={"/s/a.jsonl": 200.0}, projects={"shop": 300.0})
     store.clear_snoozes()
-    assert store.preferences(0.0) == Preferences()
+    assert store.silences(0.0) == Silences()
 
 
 def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -35,66 +35,66 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPa
     source.command(Snooze(now + 900, session="/s/a.jsonl"))
     source.command(Mute("hushed"))
     check = Store(str(tmp_path / "state.sqlite3"))
-    assert check.preferences(now) == Preferences(
+    assert check.silences(now) == Silences(
         sessions={"/s/a.jsonl": now + 900}, projects={"shop": now + 3600}, muted=frozenset({"hushed"})
     )
 
 
-def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path: Path) -> None:
-    from notifier.app import PreferencesOwner
+def test_silences_have_one_keeper_that_persists_and_hands_them_out(tmp_path: Path) -> None:
+    from notifier.app import SilencesKeeper
     from notifier.core.commands import Mute, Snooze
 
     store = Store(str(tmp_path / "state.sqlite3"))
-    owner = PreferencesOwner(store, 1000.0)
-    seen: list[Preferences] = []
-    owner.listen(seen.append)
-    assert seen == [Preferences()]  # the current value at once
-    owner.apply(Snooze(5000.0), 1000.0)
-    owner.apply(Snooze(2000.0, project="shop"), 1000.0)
-    owner.apply(Mute("hushed"), 1000.0)
-    assert seen[-1] == owner.value == Preferences(5000.0, projects={"shop": 2000.0}, muted=frozenset({"hushed"}))
+    keeper = SilencesKeeper(store, 1000.0)
+    seen: list[Silences] = []
+    keeper.listen(seen.append)
+    assert seen == [Silences()]  # the current value at once
+    keeper.apply(Snooze(5000.0), 1000.0)
+    keeper.apply(Snooze(2000.0, project="shop"), 1000.0)
+    keeper.apply(Mute("hushed"), 1000.0)
+    assert seen[-1] == keeper.value == Silences(5000.0, projects={"shop": 2000.0}, muted=frozenset({"hushed"}))
     assert len(seen) == 4
     assert store.flush()  # (written by the store's own thread: no caller waits for the file)
-    # restored at start: a new owner on the same store has the same choices (minus ended snoozes)
-    assert PreferencesOwner(Store(str(tmp_path / "state.sqlite3")), 1000.0).value == owner.value
-    assert PreferencesOwner(store, 3000.0).value == Preferences(5000.0, muted=frozenset({"hushed"}))
-    owner.apply(Snooze(0.0), 1500.0)  # resume: every snooze lifted, mutes stay
-    assert owner.value == Preferences(muted=frozenset({"hushed"}))
-    assert store.preferences(0.0) == Preferences(muted=frozenset({"hushed"}))
-    owner.apply(Mute("hushed", on=False), 1500.0)
-    assert PreferencesOwner(store, 1500.0).value == Preferences()
+    # restored at start: a new keeper on the same store has the same choices (minus ended snoozes)
+    assert SilencesKeeper(Store(str(tmp_path / "state.sqlite3")), 1000.0).value == keeper.value
+    assert SilencesKeeper(store, 3000.0).value == Silences(5000.0, muted=frozenset({"hushed"}))
+    keeper.apply(Snooze(0.0), 1500.0)  # resume: every snooze lifted, mutes stay
+    assert keeper.value == Silences(muted=frozenset({"hushed"}))
+    assert store.silences(0.0) == Silences(muted=frozenset({"hushed"}))
+    keeper.apply(Mute("hushed", on=False), 1500.0)
+    assert SilencesKeeper(store, 1500.0).value == Silences()
 
 
-def test_a_choice_saved_by_another_process_reaches_the_owners_listeners_once(tmp_path: Path) -> None:
+def test_a_choice_saved_by_another_process_reaches_the_keepers_listeners_once(tmp_path: Path) -> None:
     """A headless run serves no control channel: the command line saves in the store, and the
-    run's owner, told the store was written, re-reads it and hands a change on (once; a write
+    run's keeper, told the store was written, re-reads it and hands a change on (once; a write
     that changed no choice, or a snooze that merely ran out, hands nothing)."""
-    from notifier.app import PreferencesOwner
+    from notifier.app import SilencesKeeper
     from notifier.core.commands import Mute, Snooze
 
     path = str(tmp_path / "state.sqlite3")
     store = Store(path)
-    owner = PreferencesOwner(store, 1000.0)
-    seen: list[Preferences] = []
-    owner.listen(seen.append)  # (handed the current value first)
-    owner.apply(Snooze(1100.0, session="/s/a"), 1000.0)  # (its own: ends at 1100)
+    keeper = SilencesKeeper(store, 1000.0)
+    seen: list[Silences] = []
+    keeper.listen(seen.append)  # (handed the current value first)
+    keeper.apply(Snooze(1100.0, session="/s/a"), 1000.0)  # (its own: ends at 1100)
     assert store.flush()
 
     def elsewhere(command: Snooze | Mute) -> None:  # the CLI without an app: its own store, closed
         other = Store(path)
-        PreferencesOwner(other, 1000.0).apply(command, 1000.0)
+        SilencesKeeper(other, 1000.0).apply(command, 1000.0)
         other.close()
 
     elsewhere(Snooze(5000.0, project="shop"))
-    assert owner.reload(1000.0) == Preferences(sessions={"/s/a": 1100.0}, projects={"shop": 5000.0})
-    assert seen[-1] == owner.value and len(seen) == 1 + 2
-    assert owner.reload(1000.0) == owner.value and len(seen) == 1 + 2  # (nothing new: nothing handed on)
-    assert owner.reload(1200.0) == owner.value and len(seen) == 1 + 2  # (its snooze ran out: the planner knows)
+    assert keeper.reload(1000.0) == Silences(sessions={"/s/a": 1100.0}, projects={"shop": 5000.0})
+    assert seen[-1] == keeper.value and len(seen) == 1 + 2
+    assert keeper.reload(1000.0) == keeper.value and len(seen) == 1 + 2  # (nothing new: nothing handed on)
+    assert keeper.reload(1200.0) == keeper.value and len(seen) == 1 + 2  # (its snooze ran out: the planner knows)
     elsewhere(Mute("hushed"))
     elsewhere(Snooze(0.0))  # snooze off: every snooze lifted
-    assert owner.reload(1000.0) == seen[-1] == Preferences(muted=frozenset({"hushed"})) and len(seen) == 1 + 3
-    owner.apply(Mute("loud"), 1000.0)  # (its own change, then re-read: the same)
-    assert store.flush() and owner.reload(1000.0) == Preferences(muted=frozenset({"hushed", "loud"}))
+    assert keeper.reload(1000.0) == seen[-1] == Silences(muted=frozenset({"hushed"})) and len(seen) == 1 + 3
+    keeper.apply(Mute("loud"), 1000.0)  # (its own change, then re-read: the same)
+    assert store.flush() and keeper.reload(1000.0) == Silences(muted=frozenset({"hushed", "loud"}))
     assert len(seen) == 1 + 4
 
 
@@ -111,12 +111,12 @@ def test_a_choice_not_yet_written_is_not_undone_by_a_re_read(tmp_path: Path) -> 
         store.mute("hushed", True)
         assert store.unwritten
         assert not store.reread(("mutes",))
-        assert store.preferences(0.0, reread=True).muted == {"hushed"}
+        assert store.silences(0.0, reread=True).muted == {"hushed"}
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert store.flush()
-    assert store.reread(("mutes",)) and store.preferences(0.0).muted == {"hushed"}
+    assert store.reread(("mutes",)) and store.silences(0.0).muted == {"hushed"}
     store.close()
 
 
@@ -189,36 +189,36 @@ def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path: Pa
     store.close()
     again = Store(path)  # the next start
     assert again.notified() == {("/s/a.jsonl", "q1"), ("/s/b.jsonl", "q2")}
-    assert again.preferences(0.0).muted == {"shop"}
+    assert again.silences(0.0).muted == {"shop"}
     again.close()
 
 
-def test_preferences_changed_from_many_threads_lose_nothing(tmp_path: Path) -> None:
+def test_silences_changed_from_many_threads_lose_nothing(tmp_path: Path) -> None:
     """The tray, the control channel and the notifier change them at once: one lock, no lost update."""
     import threading
 
-    from notifier.app import PreferencesOwner
+    from notifier.app import SilencesKeeper
     from notifier.core.commands import Mute, Snooze
 
     store = Store(str(tmp_path / "state.sqlite3"))
-    owner = PreferencesOwner(store, 1000.0)
-    seen: list[Preferences] = []
-    owner.listen(seen.append)  # (handed the current value first)
+    keeper = SilencesKeeper(store, 1000.0)
+    seen: list[Silences] = []
+    keeper.listen(seen.append)  # (handed the current value first)
 
     def work(n: int) -> None:
         for i in range(15):
-            owner.apply(Mute(f"p{n}-{i}"), 1000.0)
-            owner.apply(Snooze(2000.0 + i, session=f"/s/{n}-{i}"), 1000.0)
+            keeper.apply(Mute(f"p{n}-{i}"), 1000.0)
+            keeper.apply(Snooze(2000.0 + i, session=f"/s/{n}-{i}"), 1000.0)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(owner.value.muted) == 60 and len(owner.value.sessions) == 60
-    assert seen[-1] == owner.value and len(seen) == 1 + 120
+    assert len(keeper.value.muted) == 60 and len(keeper.value.sessions) == 60
+    assert seen[-1] == keeper.value and len(seen) == 1 + 120
     assert store.flush()
-    assert PreferencesOwner(store, 1000.0).value == owner.value  # and all of it persisted
+    assert SilencesKeeper(store, 1000.0).value == keeper.value  # and all of it persisted
 
 
 def test_answers_are_kept_and_old_histories_get_the_column(tmp_path: Path) -> None:

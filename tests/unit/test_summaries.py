@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from notifier.core.model import (
     Action,
-    Key,
     Notice,
     Option,
     Outcome,
     Question,
     QuestionItem,
+    QuestionKey,
     SessionRef,
     Transition,
     TransitionKind,
@@ -44,7 +44,7 @@ def question(call: str, at: float) -> Question:
     return Question(call, "question", (QuestionItem(f"{call}?", options=(Option("A"), Option("B"))),), at)
 
 
-def key(name: str) -> Key:
+def key(name: str) -> QuestionKey:
     return (f"/s/{name}.jsonl", f"c-{name}")
 
 
@@ -228,7 +228,7 @@ def test_every_waiting_question_is_on_one_bubble_and_what_ended_on_none(steps: l
     bubble, never two; what ended on none; a summary of two or more; an update only of a bubble
     on screen (nothing pops up)."""
     p = Planner(settle_s=0.25, remind_after_s=(600.0, 1800.0))
-    screen: dict[int, set[Key]] = {}
+    screen: dict[int, set[QuestionKey]] = {}
     waiting: set[str] = set()
 
     def apply(actions: list[Action]) -> None:
@@ -238,7 +238,7 @@ def test_every_waiting_question_is_on_one_bubble_and_what_ended_on_none(steps: l
                 continue
             assert not a.update or a.handle in screen, "an update popped a bubble up"
             assert a.kind not in ("burst", "startup") or len(a.items) >= 2
-            screen[a.handle] = set(a.keys)
+            screen[a.handle] = set(a.question_keys)
         shown = [k for keys in screen.values() for k in keys]
         assert sorted(shown) == sorted(key(n) for n in waiting)  # (each once; asked ones due at once)
 

@@ -6,7 +6,7 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
-from notifier.core.planner import Preferences, tomorrow_morning
+from notifier.core.planner import Silences, tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs import tray
 from notifier.outputs.tray import UiState, menu, title
@@ -67,7 +67,7 @@ def test_menu_lists_pending_newest_first_then_actions() -> None:
 
 
 def test_menu_resume_and_unmute_give_commands() -> None:
-    chosen = Preferences(snooze_all_until=900.0, muted=frozenset({"shop"}))
+    chosen = Silences(snooze_all_until=900.0, muted=frozenset({"shop"}))
     entries = menu(UiState(board_with().snapshot(0), chosen), 500.0)
     snooze = next(e for e in entries if e.label == "Snooze all")
     resume = next(c for c in snooze.children if c.label == "Resume notifications now")
@@ -90,7 +90,7 @@ def test_title() -> None:
     assert title(UiState(b.snapshot(0)), 10.0) == "2 pi sessions need answers"
     assert title(UiState(Board().snapshot(0)), 10.0) == "pi-notifier: no questions waiting"
     # the user's choices and the health are the UI's own, beside the engine's snapshot
-    ui = UiState(b.snapshot(0), Preferences(snooze_all_until=130.0), ("engine failed once (Boom); restarted 1×",))
+    ui = UiState(b.snapshot(0), Silences(snooze_all_until=130.0), ("engine failed once (Boom); restarted 1×",))
     assert title(ui, 10.0) == "2 pi sessions need answers — snoozed for 2 min — ⚠ engine failed once (Boom); restarted 1×"
     assert title(ui, 130.0) == "2 pi sessions need answers — ⚠ engine failed once (Boom); restarted 1×"
 
@@ -137,15 +137,15 @@ def test_window_details_show_a_forms_title_and_instructions() -> None:
     [("idle", 0), ("working", 0), ("needs", 1), ("needs", 12), ("snoozed", 0), ("abandoned", 0)],
 )
 def test_icons_render_at_every_size(size: int, state: tray.IconState, count: int) -> None:
-    img = tray.render(state, count, size)
+    img = tray.icon_image(state, count, size)
     assert img.size == (size, size) and img.mode == "RGBA"
     assert img.getbbox() is not None
 
 
 def test_badge_changes_the_pixels_and_caps_at_9plus() -> None:
     assert tray.badge_text(3) == "3" and tray.badge_text(10) == "9+"
-    assert tray.render("needs", 1).tobytes() != tray.render("needs", 2).tobytes()
-    assert tray.render("needs", 10).tobytes() == tray.render("needs", 99).tobytes()
+    assert tray.icon_image("needs", 1).tobytes() != tray.icon_image("needs", 2).tobytes()
+    assert tray.icon_image("needs", 10).tobytes() == tray.icon_image("needs", 99).tobytes()
     assert tray.state_for(1, 3, True, False) == "needs"
     assert tray.state_for(1, 3, True, True) == "snoozed"  # the snooze shows, even with questions waiting
     assert tray.state_for(0, 1, False, False) == "abandoned"

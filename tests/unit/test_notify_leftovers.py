@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
+from notifier.core.model import Item, Notice, Option, Question, QuestionItem, QuestionKey, SessionRef
 from notifier.outputs.dbus import Backend
 from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message
@@ -20,8 +20,8 @@ class FakeServer(Backend):
     name = "dbus"
     markup = False
 
-    def __init__(self, owner: str) -> None:
-        self.owner = owner
+    def __init__(self, server_key: str) -> None:
+        self.server_key = server_key
         self.online = True
         self.next_id = 0
         self.closed: list[int] = []
@@ -55,8 +55,8 @@ def _screen(server: FakeServer, store: Store) -> Screen:
     return screen
 
 
-A: Key = ("/s/a.jsonl", "q1")
-B: Key = ("/s/b.jsonl", "q2")
+A: QuestionKey = ("/s/a.jsonl", "q1")
+B: QuestionKey = ("/s/b.jsonl", "q2")
 
 
 def test_the_next_run_on_the_same_server_closes_what_is_over() -> None:
@@ -68,11 +68,11 @@ def test_the_next_run_on_the_same_server_closes_what_is_over() -> None:
     assert store.bubbles() == {("bus-1/:1.7", 1): {A}, ("bus-1/:1.7", 2): {B}}
     # (it dies here: nothing closed)
     after = _screen(server, store)
-    assert after.bubbles.orphans == {1: {A}, 2: {B}}
-    after.close_orphans({B})  # the first was answered meanwhile
-    assert server.closed == [1] and after.bubbles.orphans == {2: {B}}
+    assert after.bubbles.leftovers == {1: {A}, 2: {B}}
+    after.close_leftovers({B})  # the first was answered meanwhile
+    assert server.closed == [1] and after.bubbles.leftovers == {2: {B}}
     after.ended({B})
-    assert server.closed == [1, 2] and after.bubbles.orphans == {} and store.bubbles() == {}
+    assert server.closed == [1, 2] and after.bubbles.leftovers == {} and store.bubbles() == {}
 
 
 def test_a_new_notification_for_the_same_question_replaces_the_left_one() -> None:
@@ -81,7 +81,7 @@ def test_a_new_notification_for_the_same_question_replaces_the_left_one() -> Non
     _screen(server, store).put(_notice(1, "a", "q1"))
     after = _screen(server, store)
     after.put(_notice(5, "a", "q1"))  # a reminder of the same question, from this run
-    assert server.replaced == [0, 1] and server.closed == [] and after.bubbles.orphans == {}
+    assert server.replaced == [0, 1] and server.closed == [] and after.bubbles.leftovers == {}
     assert store.bubbles() == {("bus-1/:1.7", 1): {A}}
 
 
@@ -97,7 +97,7 @@ def test_a_summary_after_a_crash_re_uses_a_left_bubble_and_closes_the_others() -
     a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
     after.put(Notice(1, "startup", (a, b), restored=True))
     assert server.replaced == [0, 0, 1] and server.closed == [2]
-    assert store.bubbles() == {("bus-1/:1.7", 1): {A, B}} and after.bubbles.orphans == {}
+    assert store.bubbles() == {("bus-1/:1.7", 1): {A, B}} and after.bubbles.leftovers == {}
     after.put(_notice(2, "c", "q3"))  # a question of nobody's bubble: a new one
     assert server.replaced[-1] == 0
 
@@ -112,8 +112,8 @@ def test_a_left_summary_some_of_whose_questions_ended_is_redrawn_in_place_silent
     a, b, c = (_notice(0, s, call).items[0] for s, call in (("a", "q1"), ("b", "q2"), ("c", "q3")))
     crashed.put(Notice(1, "burst", (a, b, c)))
     after = _screen(server, store)
-    after.close_orphans({b.key, c.key})  # a was answered meanwhile
-    assert server.closed == [] and after.bubbles.orphans == {1: {b.key, c.key}}
+    after.close_leftovers({b.key, c.key})  # a was answered meanwhile
+    assert server.closed == [] and after.bubbles.leftovers == {1: {b.key, c.key}}
     after.put(Notice(1, "startup", (b, c), restored=True))
     assert server.replaced == [0, 1] and server.closed == []
     assert "2 pi sessions" in server.messages[-1].title and server.messages[-1].silent
@@ -121,7 +121,7 @@ def test_a_left_summary_some_of_whose_questions_ended_is_redrawn_in_place_silent
     # one left that reads just so: drawn anew all the same, in place and silently (a server may
     # send a click only to the connection that showed the bubble: the buttons are ours then)
     after = _screen(server, store)
-    after.close_orphans({b.key, c.key})
+    after.close_leftovers({b.key, c.key})
     after.put(Notice(1, "startup", (b, c), restored=True))
     assert server.replaced == [0, 1, 1] and server.messages[-1].silent and server.closed == []
 
@@ -132,7 +132,7 @@ def test_a_restored_question_never_claims_a_bubble_that_shows_others_too() -> No
     a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
     _screen(server, store).put(Notice(1, "burst", (a, b)))
     after = _screen(server, store)
-    after.close_orphans({a.key, b.key})
+    after.close_leftovers({a.key, b.key})
     after.put(Notice(1, "question", (a,), restored=True))  # (a planner that puts them back one by one)
     assert server.replaced == [0, 1] and "2 pi sessions" not in server.messages[-1].title
 
@@ -143,13 +143,13 @@ def test_a_put_back_re_uses_one_left_bubble_and_closes_the_others_showing_its_qu
     store = Store(None)
     server = FakeServer("bus-1/:1.7")
     a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
-    store.put_bubble(server.owner, 2, [a.key, b.key])
-    store.put_bubble(server.owner, 3, [b.key])
+    store.put_bubble(server.server_key, 2, [a.key, b.key])
+    store.put_bubble(server.server_key, 3, [b.key])
     after = _screen(server, store)
-    after.close_orphans({a.key, b.key})
+    after.close_leftovers({a.key, b.key})
     after.put(Notice(1, "startup", (a, b), restored=True))
     assert server.replaced == [2] and server.closed == [3]
-    assert store.bubbles() == {("bus-1/:1.7", 2): {a.key, b.key}} and after.bubbles.orphans == {}
+    assert store.bubbles() == {("bus-1/:1.7", 2): {a.key, b.key}} and after.bubbles.leftovers == {}
 
 
 def test_a_bubble_the_user_dismissed_stays_dismissed_across_a_restart() -> None:
@@ -165,7 +165,7 @@ def test_a_bubble_the_user_dismissed_stays_dismissed_across_a_restart() -> None:
     crashed.closed(1)  # the user dismissed the first
     assert store.bubbles() == {("bus-1/:1.7", 2): {B}, ("bus-1/:1.7", -2): {A}}
     after = _screen(server, store)
-    after.close_orphans({A, B})
+    after.close_leftovers({A, B})
     after.put(dataclasses.replace(first, restored=True))
     after.put(dataclasses.replace(second, restored=True))
     assert server.replaced == [0, 0, 2] and server.closed == []  # (only the second, in place)
@@ -181,8 +181,8 @@ def test_ids_of_another_server_are_forgotten_never_closed() -> None:
     _screen(FakeServer("bus-1/:1.7"), store).put(_notice(1, "a", "q1"))
     other = FakeServer("bus-2/:1.7")  # the same unique name on a new bus: another server
     after = _screen(other, store)
-    assert after.bubbles.orphans == {} and store.bubbles() == {}
-    after.close_orphans(set())
+    assert after.bubbles.leftovers == {} and store.bubbles() == {}
+    after.close_leftovers(set())
     assert other.closed == []
 
 
@@ -195,7 +195,7 @@ def test_a_normal_stop_closes_its_own_and_hands_on_what_is_still_asked() -> None
     second.stop()  # closes its own; the one left by the first run is still asked: kept
     assert server.closed == [2] and store.bubbles() == {("bus-1/:1.7", 1): {A}}
     third = _screen(server, store)
-    assert third.bubbles.orphans == {1: {A}}
+    assert third.bubbles.leftovers == {1: {A}}
 
 
 def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
@@ -203,14 +203,14 @@ def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
     notification is not closed then, only when its question ends."""
     store = Store(None)
     server = FakeServer("bus-1/:1.7")
-    remote: Key = ("@devbox:/s/r.jsonl", "q9")
+    remote: QuestionKey = ("@devbox:/s/r.jsonl", "q9")
     first = _screen(server, store)
     ref = SessionRef(remote[0], "r", "/home/me/r", None, "devbox")
     q = Question("q9", "question", (QuestionItem("Go?", options=(Option("Yes"),)),), 1.0)
     first.put(Notice(3, "question", (Item(remote, ref, q),)))
     after = _screen(server, store)
-    after.close_orphans(set())
-    assert server.closed == [] and after.bubbles.orphans == {1: {remote}}
+    after.close_leftovers(set())
+    assert server.closed == [] and after.bubbles.leftovers == {1: {remote}}
     after.ended({remote})
     assert server.closed == [1]
 
@@ -220,7 +220,7 @@ def test_a_replacement_is_recorded_before_the_server_is_called() -> None:
     it: a crash in the middle of the call leaves a record that names every question on it."""
     store = Store(None)
     server = FakeServer("bus-1/:1.7")
-    seen: list[dict[tuple[str, int], set[Key]]] = []
+    seen: list[dict[tuple[str, int], set[QuestionKey]]] = []
     show = server.show
 
     def recording(message: Message, replaces: int) -> int:
@@ -239,8 +239,8 @@ class WatchedServer(FakeServer):
     """A server that, at each Notify, reads what the store's file says is on screen (what a run
     killed at that moment would leave to the next)."""
 
-    def __init__(self, owner: str, path: str) -> None:
-        super().__init__(owner)
+    def __init__(self, server_key: str, path: str) -> None:
+        super().__init__(server_key)
         self.path = path
         self.seen_at_call: list[set[tuple[int, str]]] = []
 
@@ -279,7 +279,7 @@ def test_what_may_be_on_screen_is_in_the_file_before_the_call_and_its_id_right_a
     store.close()
     again = Store(path)
     nxt = _screen(FakeServer("bus-1/:1.7"), again)
-    assert set(nxt.bubbles.orphans) == {1}  # (the intent is no bubble to close)
+    assert set(nxt.bubbles.leftovers) == {1}  # (the intent is no bubble to close)
     assert ("bus-1/:1.7", INTENT) not in again.bubbles()
     again.close()
 

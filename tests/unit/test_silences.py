@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from notifier.core.model import Item, Question, SessionRef
-from notifier.core.planner import Preferences
+from notifier.core.planner import Silences
 
 NOW = 1000.0
 
@@ -18,14 +18,14 @@ def item(key: str, folder: str, name: str | None = None) -> Item:
 
 
 def test_snoozes_and_mutes() -> None:
-    p = Preferences()
+    p = Silences()
     assert p.silenced_until(item("/s/a", "shop")) == 0.0
     p = p.snoozed(NOW + 60, session="/s/a").snoozed(NOW + 600, project="shop")
     assert p.silenced_until(item("/s/a", "other")) == NOW + 60
     assert p.silenced_until(item("/s/b", "shop")) == NOW + 600
     p = p.snoozed(NOW + 3600)
     assert p.silenced_until(item("/s/c", "x")) == NOW + 3600
-    muted = Preferences(muted=frozenset({"shop"}))
+    muted = Silences(muted=frozenset({"shop"}))
     assert muted.mutes(item("/s/a", "shop")) and not muted.mutes(item("/s/a", "other"))
 
 
@@ -33,16 +33,16 @@ def test_a_project_is_muted_or_snoozed_by_its_folder_also_for_named_sessions() -
     """A folder's name mutes every session in it, named or not; a session's name mutes only the
     sessions shown by that name."""
     named, other, plain = item("/s/a", "webshop", "billing refactor"), item("/s/b", "webshop", "checkout"), item("/s/c", "webshop")
-    by_folder = Preferences(muted=frozenset({"webshop"}))
+    by_folder = Silences(muted=frozenset({"webshop"}))
     assert all(by_folder.mutes(i) for i in (named, other, plain))
-    by_name = Preferences(muted=frozenset({"billing refactor"}))
+    by_name = Silences(muted=frozenset({"billing refactor"}))
     assert [by_name.mutes(i) for i in (named, other, plain)] == [True, False, False]
-    snoozed = Preferences().snoozed(NOW + 600, project="webshop")
+    snoozed = Silences().snoozed(NOW + 600, project="webshop")
     assert {snoozed.silenced_until(i) for i in (named, other, plain)} == {NOW + 600}
 
 
 def test_values_are_immutable() -> None:
-    p = Preferences().snoozed(NOW + 60, session="/s/a")
+    p = Silences().snoozed(NOW + 60, session="/s/a")
     q = p.snoozed(NOW + 90, session="/s/b")
     assert dict(p.sessions) == {"/s/a": NOW + 60} and dict(q.sessions) == {"/s/a": NOW + 60, "/s/b": NOW + 90}
     try:
@@ -50,7 +50,7 @@ def test_values_are_immutable() -> None:
     except TypeError:
         pass
     else:  # pragma: no cover
-        raise AssertionError("preferences must not be changed in place")
+        raise AssertionError("silences must not be changed in place")
 
 
 def test_snooze_words_take_every_form_the_readme_promises() -> None:
