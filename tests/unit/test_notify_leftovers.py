@@ -296,6 +296,6 @@ def test_a_question_put_back_where_no_bubble_is_left_is_not_heard() -> None:
     first.stop()
     assert server.closed == [1] and not server.messages[0].silent
     after = _screen(server, store)
-    after.close_orphans({A})
+    after.close_leftovers({A})
     after.put(dataclasses.replace(notice, restored=True))
     assert server.replaced[-1] == 0 and server.messages[-1].silent
