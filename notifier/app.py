@@ -402,10 +402,15 @@ def apply_silence_or_clear(
 def save_silence(command: Snooze | Mute) -> None:
     """Without an app: a snooze or mute saved in the user's store, as the app carries it out (the
     one way one is kept), where a headless run that notifies applies it at once and the app finds
-    it when it starts."""
-    store = open_store()
+    it when it starts. Raises OSError when it could not be saved (the state folder cannot be
+    made, or the store not written in time)."""
+    state = paths.state_dir()
+    os.makedirs(state, mode=0o700, exist_ok=True)
+    store = open_store(state)
     try:
         SilencesKeeper(store, time.time()).apply(command, time.time())
+        if not store.commit():
+            raise OSError(f"the state store {store.path} cannot be written now")
     finally:
         store.close()
 
@@ -441,7 +446,10 @@ class LocalSource:
     def command(self, command: Command) -> None:
         """A snooze, mute or clear from the window (no app runs: nothing else is carried out here)."""
         if self.engine is not None and isinstance(command, (Snooze, Mute, Clear)):
-            apply_silence_or_clear(command, self.engine, None)
+            try:
+                apply_silence_or_clear(command, self.engine, None)
+            except OSError as exc:  # (the state store cannot be written: said, as the CLI says it)
+                log.warning("the %s was not saved: %s", type(command).__name__.lower(), exc)
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""

@@ -70,7 +70,11 @@ def deliver(config: Config, command: Snooze | Mute) -> str:
         return ""
     from notifier.app import save_silence
 
-    save_silence(command)
+    try:
+        save_silence(command)
+    except OSError as exc:
+        raise RuntimeError(f"not saved (no app runs to take it): {clean(exc, 300)}; start pi-notifier, or"
+                           " make its state folder writable") from None
     return _notifier_said(config)
 
 

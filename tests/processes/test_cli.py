@@ -297,6 +297,22 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
 
 
+def test_a_snooze_or_mute_that_cannot_be_saved_says_so(tmp_path: Path) -> None:
+    """No app runs and the state folder cannot be made (its parent is a file): not "saved" and
+    exit 0, but exit 1 and one line saying why and what to do; nothing is said saved after."""
+    import os
+
+    args = ("--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    blocked = tmp_path / "state-is-a-file"
+    blocked.write_text("")
+    env = {**os.environ, "XDG_STATE_HOME": str(blocked)}
+    for command in (["snooze", "all", "1h"], ["mute", "blog"]):
+        r = cli(*command, *args, env=env)
+        assert r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1, r
+        assert "not saved" in r.stderr and "Not a directory" in r.stderr, r
+    assert "snoozed" not in cli("status", *args, env=env).stdout
+
+
 def test_mute_or_snooze_a_folder_holds_back_its_named_sessions_too(tmp_path: Path) -> None:
     """Two named sessions in the folder webshop: `mute webshop` mutes the folder (every session in
     it, named or not), not the project of whichever session the name picked."""
