@@ -163,6 +163,8 @@ class LocalSession:
                 if self.abandoned.pop(q.tool_call_id, None) is not None:
                     continue  # it already ended (abandoned): one terminal transition per question
                 out.append(resolved(ref, q, now, change.outcome, change.answer, ended=change.at))
+        if not self.reducer.pending and any(isinstance(c, Ended) for c in changes):
+            self.alive = None  # judged only while a question waits: not known from now on
         return out
 
     def asked_at(self, q: Question) -> float:

@@ -264,6 +264,8 @@ def _locations(sessions: list[dict[str, Any]]) -> dict[str, Location]:
     folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
     for s in unknown:
         s["alive"] = _in_folders(s.get("cwd"), folders)
+        if s["alive"] is False and s.get("state") == "working":
+            s["state"] = "stopped"  # (as the board says of a session whose pi is gone mid-turn)
     matched = [s for s in sessions if isinstance(s.get("file"), str) and _in_folders(s.get("cwd"), folders)]
     return locate_sessions([_wanted(s) for s in matched], procs=procs) if matched else {}
 

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
-from ..writer import append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .test_lifecycle import headless_env
 
 
@@ -99,6 +100,36 @@ def test_alive_is_the_same_from_the_app_and_from_a_scan(tmp_path: Path) -> None:
     alive = {s["cwd"]: s["alive"] for s in scan["sessions"]}
     assert alive == {s["cwd"]: s["alive"] for s in live["sessions"]}
     assert alive[str(here)] is True and alive["/nowhere/else"] is False
+
+
+def test_a_pi_that_ends_after_its_question_was_answered_is_not_alive_from_the_app(tmp_path: Path) -> None:
+    """The app judged the session alive while its question waited; once answered, it no longer
+    watches the processes there: the pi ending after that is seen by `status` as a scan sees it
+    (the app's last judgement does not stay: `alive` true for as long as it runs)."""
+    here = tmp_path / "proj"
+    here.mkdir()
+    session = tmp_path / "s" / "--a--" / "a.jsonl"
+    fake_pi = subprocess.Popen(["bash", "-c", "exec -a pi sleep 60"], cwd=here)  # a "pi" in that folder
+    args = ("status", "--json", "--sessions-dir", str(tmp_path / "s"))
+
+    def status() -> dict[str, Any]:
+        return json.loads(cli(*args, env=headless_env()).stdout)["sessions"][0]  # type: ignore[no-any-return]
+
+    try:
+        append(session, header(str(here)), user())
+        with _app(tmp_path / "s"):
+            append(session, ask("q1", "Ship it?"))
+            wait_for(lambda: status()["pending"] != [] and status()["alive"] is True, 10, "asked, judged alive")
+            append(session, answer("q1"))
+            wait_for(lambda: status()["pending"] == [], 10, "answered")
+            fake_pi.kill()
+            fake_pi.wait()
+            live = status()
+        scan = status()
+    finally:
+        fake_pi.kill()
+        fake_pi.wait()
+    assert (live["alive"], live["state"]) == (scan["alive"], scan["state"]) == (False, scan["state"])
 
 
 def test_status_bar_segments_come_from_the_app(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPa
     from notifier.config import Config
     from notifier.core.commands import Mute, Snooze
 
-    monkeypatch.setattr(choices, "open_store", lambda: Store(str(tmp_path / "state.sqlite3")))
+    monkeypatch.setattr(choices, "open_store", lambda *_: Store(str(tmp_path / "state.sqlite3")))
     source = local.LocalSource(Config())
     source.engine = object()  # type: ignore[assignment]  # deliberately not an Engine: commands only need it to exist
     now = time.time()
