@@ -61,6 +61,8 @@ from notifier.core.model import (
 from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, decisive, norm_folder
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 
+DRAWN_S = 1.0  # a question seen being written: how long its pi may take to show it before a list judges it
+
 # ---- the board ----
 
 class Board:
@@ -117,6 +119,13 @@ class Seen:
     tick: int
     at: float
     initial: bool
+
+    def judged_by(self, read_tick: int, now: float) -> bool:
+        """Whether a process list read from feeding count ``read_tick``, judged at ``now``, can
+        say this question's pi is gone: one read after the question was seen, and (for one seen
+        being written) once its pi had time to draw it (a pane shows the dialog a moment after
+        the line; a clock set back counts as time enough)."""
+        return self.tick <= read_tick and (self.initial or not 0 <= now - self.at < DRAWN_S)
 
 
 @dataclass(slots=True)
@@ -191,7 +200,7 @@ class LocalSession:
         board's count now). Whether the view changed, and the transitions."""
         # A list read before a question was seen cannot say its pi is gone (one started since
         # the read): the session's liveness is then not known until a list read after it.
-        unjudged = not owned and any(s.tick > read_tick for s in self.seen.values())
+        unjudged = not owned and not all(s.judged_by(read_tick, now) for s in self.seen.values())
         alive = None if unjudged else owned
         changed = self.alive != alive
         self.alive = alive
@@ -200,8 +209,11 @@ class LocalSession:
             return changed, out
         for cid, q in self.reducer.pending.items():
             # (one asked before the file's header was read is seen now)
-            if self.seen.setdefault(cid, Seen(tick, now, False)).tick > read_tick:
-                continue  # the list was read before we saw the question: it cannot judge it
+            seen = self.seen.setdefault(cid, Seen(tick, now, False))
+            if not owned and not seen.judged_by(read_tick, now):
+                continue  # read before we saw the question, or before its pi could draw it
+            if seen.tick > read_tick:
+                continue  # (nor is its pi seen again by a list read before it was asked)
             if cid in self.abandoned and owned:  # its pi is seen again (the earlier read missed it)
                 del self.abandoned[cid]
                 out.append(Transition("needs_input", self.ref, q, now))

@@ -201,6 +201,19 @@ def test_a_read_begun_before_the_question_is_ignored_even_if_it_arrives_later() 
     assert t.kind == "abandoned" and t.question.tool_call_id == "q1"
 
 
+def test_a_list_read_before_the_pi_could_draw_its_question_does_not_abandon_it() -> None:
+    """The process table is read at once for a pi not seen asking before; pi shows the dialog a
+    moment after it writes the line, so its pane cannot be evidence yet (a resumed session's pi
+    was judged gone, its question abandoned, then announced again): neither gone nor alive until
+    a list read once it had time to draw it."""
+    b = Board(liveness=True)
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    assert b.local.set_processes([], 100.03, as_of=b.local.mark()) == []
+    assert b.snapshot(100.03).pending_count == 1 and b.snapshot(100.03).sessions[0].alive is None
+    (t,) = b.local.set_processes([], 101.5, as_of=b.local.mark())
+    assert t.kind == "abandoned" and b.snapshot(101.5).sessions[0].alive is False
+
+
 def test_wall_clock_jumps_do_not_matter_only_the_order_of_reads() -> None:
     b = Board(liveness=True)
     b.local.apply("f", [Header("s", "/p"), asked("q1", 5000.0)], 5000.0)
