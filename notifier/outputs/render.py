@@ -53,6 +53,9 @@ REPLY_HINTS = {
     "x-kde-reply-submit-button-text": "Send answer",
 }
 PLASMA_ROW_PX = 360  # one row of Plasma 5.27's popup: an estimated 341 px of buttons fit, 402 px wrapped
+# xfce4-notifyd 0.7 widens its bubble to its one row of buttons (an estimated 1,024 px drew 1,281 px,
+# off a 1,280 px screen): this keeps it near 800 px
+XFCE_ROW_PX = 640
 # Rank of an action by how useful it is from a bubble; unknown ids (another caller's) after these.
 _RANK = {"answer": 0, REPLY: 1, DEFAULT: 2, "goto": 2, "show": 3, "snooze": 4}
 
@@ -93,7 +96,7 @@ def abilities(server: Server) -> Abilities:
     if name == "plasma" or server.vendor.casefold() == "kde":
         return Abilities(buttons=3, reply=reply, row_px=PLASMA_ROW_PX)
     if name == "xfce notify daemon" or name.startswith("xfce4-notifyd"):
-        return Abilities(default_button=True)
+        return Abilities(default_button=True, row_px=XFCE_ROW_PX)
     return Abilities(reply=reply)
 
 
@@ -103,7 +106,8 @@ def offer_line(server: Server) -> str:
         return "no buttons (it has no actions): the tray and the window answer"
     can = abilities(server)
     click = "'Go to session' is a button (a click on the bubble only dismisses it)"
-    buttons = f"at most {can.buttons} buttons" if can.buttons else "every button"
+    buttons = "the buttons one row holds" if can.row_px else "every button"
+    buttons = f"at most {can.buttons} buttons" if can.buttons else buttons
     said = f"{click if can.default_button else 'a click goes to the session'}; {buttons}, the most useful first"
     return said + ("; free-text answers typed into the notification" if can.reply else "")
 
@@ -149,9 +153,13 @@ def _distinct(
 
 
 def _fit(chosen: list[tuple[str, str]], can: Abilities) -> Actions:
-    """As many of the buttons as the server shows (and as fit its one row)."""
+    """As many of the buttons as the server shows (and as fit its one row). Where the session's
+    default is a button (its one way to the session) it stays: the answers go instead, all of
+    them (the window and the terminal still answer)."""
     chosen = chosen[: can.buttons]
     if can.row_px is not None:
+        if can.default_button and sum(width(label) for _, label in chosen) > can.row_px:
+            chosen = [a for a in chosen if not a[0].startswith(ANSWER_PREFIX)] or chosen
         rows = accumulate(width(label) for _, label in chosen)
         # (the first always: alone it cannot wrap)
         chosen = chosen[: next((n for n, row in enumerate(rows) if n and row > can.row_px), len(chosen))]

@@ -78,6 +78,17 @@ def test_xfce_draws_the_default_as_its_one_go_to_session_button() -> None:
     assert labels(XFCE, question()).count("Go to session") == 1
 
 
+def test_xfce_keeps_its_bubble_on_screen_long_answers_give_way() -> None:
+    """xfce4-notifyd widens the bubble to its one row of buttons: three options of some 30
+    letters drew it wider than the screen. Then the answers give way, all of them, and the way
+    to the session stays."""
+    long = ("Rewrite the parser in Rust now", "Keep the Python parser for now", "Ask the team on Monday first")
+    assert sent(XFCE, question(long)) == ["default", "show", "snooze"]
+    assert sent(XFCE, question(("Yes", "Deploy the release to production"))) == [
+        "answer:1", "answer:2", "default", "show", "snooze",
+    ]  # fmt: skip
+
+
 def test_plasma_one_row_of_buttons_and_the_reply_field_for_free_text() -> None:
     assert sent(PLASMA, question(())) == ["default", REPLY, "show", "snooze"]
     assert sent(PLASMA, question()) == ["default", "answer:1", "answer:2", REPLY]
