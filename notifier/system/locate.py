@@ -94,8 +94,8 @@ def locate(proc: PiProcess, windows: Windows | None) -> Location:
 @dataclass(frozen=True, slots=True)
 class Unmatched:
     """No single pi has the session: ``reason`` says why in one line (for the user); ``pids``:
-    the pis it could be (two or more: the evidence cannot tell them apart; one: its dialog reads
-    as another session's question), else ``()``."""
+    the pis it could be (two or more: the evidence cannot tell them apart; one: it may have this
+    session or another, its dialog reading as another session's question), else ``()``."""
 
     reason: str
     pids: tuple[int, ...] = ()
@@ -213,9 +213,11 @@ def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> 
             "answer it in its terminal",
             pids,
         )
-    if cands:
+    if cands:  # (never "no running pi": resuming the session would start a second pi on a live one)
         return Unmatched(
-            f"the pi in {shown} (pid {cands[0].pid}) may be on another session: answer it in its terminal"
+            f"the pi in {shown} (pid {cands[0].pid}) may have this session or another one, and nothing tells"
+            " which: nothing was typed; answer it in its terminal",
+            (cands[0].pid,),
         )
     if w.cwd and any(folder(p.cwd) in {folder(w.cwd), os.path.realpath(w.cwd)} for p in procs):
         return Unmatched(

@@ -131,3 +131,29 @@ def test_a_pane_whose_dialog_reads_as_another_live_sessions_question_is_never_ty
     a, c = view("/s/a.jsonl", text, 200.0), view("/s/c.jsonl", text, 210.0)
     found = locate_one(dataclasses.replace(a, owner=(8, 100.0)), neighbours=[a, c], announced={9: "/s/c.jsonl"})
     assert isinstance(found, Location) and found.pid == 8
+
+
+def test_a_pi_that_may_have_the_session_is_never_told_to_be_resumed_beside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One pi runs in the folder and shows the question; two sessions there (their pis killed)
+    asked the very same: a look cannot tell which session the pi has. Nothing is located, and the
+    line says so, naming the pi: not "no running pi" (whose advice, resuming the session, would
+    start a second pi on a live one)."""
+    text = "Which database should we drop?"
+    rule = "─" * 40
+    screen = "\n".join([rule, f" {text}", "> 1. Keep everything", "  2. Drop it", rule, "/p"])
+
+    def view(key: str, at: float) -> SessionView:
+        q = Question(f"c-{key}", "question", (QuestionItem(text, options=(Option("Keep everything"), Option("Drop it"))),), at)
+        return SessionView(SessionRef(key, None, "/p", None), "needs_input", (q,), (), True, at)
+
+    def evidence(pid: int, cwd: str, started: float, *rest: Any) -> list[Proc]:
+        return [Proc(cwd, started, pid, None, screen, None)]
+
+    monkeypatch.setattr("notifier.system.locate.pi_processes", lambda: [proc(8, "/p", 100.0)])
+    monkeypatch.setattr("notifier.system.locate.evidence", evidence)
+    monkeypatch.setattr("notifier.system.locate.locate", lambda p, windows: Location(p.pid, None))
+    a, b, c = view("/s/a.jsonl", 200.0), view("/s/b.jsonl", 205.0), view("/s/c.jsonl", 210.0)
+    for one in (a, b, c):
+        found = locate_one(one, neighbours=[a, b, c])
+        assert isinstance(found, Unmatched) and found.ambiguous and found.pids == (8,), found
+        assert "pid 8" in found.reason and "no running pi" not in found.reason
