@@ -41,6 +41,8 @@ DUNSTRC = """[global]
     mouse_left_click = do_action, close_current
     dmenu = {dmenu}
     show_indicators = no
+    # (dunst stacks identical notifications into one by default: a doubled bubble must show as two)
+    stack_duplicates = false
 [urgency_low]
     timeout = {timeout}
 [urgency_normal]
