@@ -490,6 +490,8 @@ class App:
         self.tray: Tray | None = None  # (given to start(); None once it stopped)
         self.server: Server | None = None
         self.lock = lock
+        # whether a run stands by to notify once this one ends (its bubbles are then left to it)
+        self.successor: Callable[[], bool] = lambda: False
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
@@ -705,7 +707,7 @@ class App:
         if engine is not None:
             stoppers.append(("the engine", lambda: engine.stop(timeout=SHUTDOWN_BUDGET_S)))
         if alerts is not None:
-            stoppers.append(("the notifier", alerts.stop))
+            stoppers.append(("the notifier", lambda: alerts.stop(close=not self.successor())))
         late = stop_side_by_side(stoppers, deadline)
         if late:
             log.warning("%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S)

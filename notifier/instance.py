@@ -93,13 +93,18 @@ class Notifying:
     second and nobody holds the first. The app takes the first and writes its pid there (a
     headless run that notifies follows that file: it hands over and lets go of the second), then
     takes the second (:meth:`claim`). A headless run waiting for its turn blocks in ``flock``
-    (:meth:`wait`)."""
+    (:meth:`wait`). A third, ``standby-….lock``, is held shared by every headless run that takes
+    its turn to notify (:meth:`stand_by`): whoever notifies and ends cleanly leaves its bubbles on
+    screen for the run that comes next (:meth:`successor`), as a killed one does, instead of
+    closing them for that run to put back."""
 
     def __init__(self, folder: str, roots: Sequence[str]) -> None:
         digest = hashlib.sha256(json.dumps(sorted(roots)).encode()).hexdigest()[:16]
         self.app_path = os.path.join(folder, f"app-{digest}.lock")
         self.path = os.path.join(folder, f"notify-{digest}.lock")
+        self.standby_path = os.path.join(folder, f"standby-{digest}.lock")
         self.app_fd: int | None = None  # (the app's: held for its life)
+        self.standby_fd: int | None = None  # (a headless run's that takes turns: held for its life)
         self.fd: int | None = None  # (held while this process notifies)
         self.after_app = False  # whether the app held the notifier's lock before this process
 
@@ -155,6 +160,29 @@ class Notifying:
             self.fd = fd
         return True
 
+    def stand_by(self) -> None:
+        """A headless run that takes its turn to notify: say so for its life (until :meth:`release`
+        or :meth:`stand_down`)."""
+        if self.standby_fd is None:
+            self.standby_fd = _locked(self.standby_path, exclusive=False)
+
+    def stand_down(self) -> None:
+        """No longer waiting for a turn (before this run ends and asks :meth:`successor`)."""
+        if self.standby_fd is not None:
+            os.close(self.standby_fd)
+            self.standby_fd = None
+
+    def successor(self) -> bool:
+        """Whether another run of these folders stands by to notify once this one ends (so that
+        what this one shows stays on screen for it). Never raises."""
+        try:
+            fd = _locked(self.standby_path)
+        except OSError:
+            return False
+        if fd is not None:
+            os.close(fd)
+        return fd is None
+
     def let_go(self) -> None:
         """Stop holding the notifier's lock (a headless run that handed over)."""
         if self.fd is not None:
@@ -163,6 +191,7 @@ class Notifying:
 
     def release(self) -> None:
         self.let_go()
+        self.stand_down()
         if self.app_fd is not None:
             os.close(self.app_fd)
             self.app_fd = None

@@ -70,6 +70,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
     turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
+    app.successor = notifying.successor  # (a headless run's own stand-by ends before it shuts down)
     try:
         return _serve(app, config, tray, turns, args.stop_on_eof)
     finally:
@@ -141,6 +142,10 @@ class NotifyTurns:
         """Follow the app's lock file (after ``app.start()``: the run notifies now if ``app.alerts``)."""
         from notifier.watch import FileFollower
 
+        try:
+            self.lock.stand_by()  # (what notifies before this run and ends cleanly leaves its bubbles to it)
+        except OSError as exc:  # (its runtime folder is not ours any more, say)
+            say(f"cannot stand by for a turn ({clean(exc, 300)}): a notifier that ends closes its notifications")
         self._follower = FileFollower(self.lock.app_path, self.check, debounce_s=0.05)
         self._follower.start()
         if self.app.alerts is not None:
@@ -152,6 +157,7 @@ class NotifyTurns:
         """Before the app shuts down (which stops the notifier of the moment)."""
         with self._lock:
             self._stopped = True
+        self.lock.stand_down()  # (ending: another run that stands by is this one's successor)
         if self._follower is not None:
             self._follower.stop()
 

@@ -89,12 +89,13 @@ def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_
             assert headless.wait("needs_input", 2)[1]["question"]["text"] == "Second?"
             wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the app's Notify")
             assert app.stop() == 0  # (each stop ends what it was still about to do)
-        # the app closed both bubbles as it stopped: the adopted one (id 1) and its own (id 2)
-        assert sorted(server.of("CloseNotification")) == [(1,), (2,)]
-        # The headless run notifies again: both questions, notified already, are put back on
-        # screen in one bubble (as the app does after a restart), and the next one is notified.
+        # The app left both bubbles on screen (the adopted one, id 1, and its own, id 2): a run
+        # stands by to notify after it. The headless run notifies again and takes them over as
+        # after a crash: both questions, notified already, in one bubble drawn in place of the
+        # first (the other closed), nothing popping up; then the next one is notified.
         headless.log_has("the app that notified ended: this run notifies from now on")
-        wait_for(lambda: len(_summaries(server)) == 3, 10, "the headless run's bubble put back")
+        wait_for(lambda: len(_redrawn(server)) == 2, 10, "the headless run's bubble put back in place")
+        assert server.of("CloseNotification") == [(2,)] and len(_summaries(server)) == 2
         append(three, ask("q3", "Third?"))
         assert beside.wait("needs_input", 3)[2]["question"]["text"] == "Third?"
         wait_for(lambda: "three needs an answer" in _summaries(server), 10, "the headless run's Notify")
@@ -102,11 +103,10 @@ def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_
         assert headless.stop() == 0
     # Each question was notified once: the first by the headless run (the app adopted its
     # bubble, drawn anew in place: its buttons are the app's), the second by the app, the third
-    # by the headless run again:
-    put_back = "2 pi sessions need answers"
-    assert _summaries(server) == ["one needs an answer", "two needs an answer", put_back, "three needs an answer"]
-    assert _redrawn(server) == [(1, "one needs an answer")]
-    assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,), (4,)]  # the headless run's too
+    # by the headless run again; what the app showed was taken back in place:
+    assert _summaries(server) == ["one needs an answer", "two needs an answer", "three needs an answer"]
+    assert _redrawn(server) == [(1, "one needs an answer"), (1, "2 pi sessions need answers")]
+    assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,)]  # the headless run's too
     for proc in (headless, app, beside):
         assert not [line for line in proc.stderr if "Traceback" in line]
     assert not [line for line in app.stderr if "did not hand over" in line]
@@ -130,10 +130,14 @@ def _bubbles_recorded(state: Path) -> list[tuple[object, ...]]:
             return []
 
 
-def test_a_headless_run_beside_the_app_takes_over_when_the_app_is_killed(tmp_path: Path, server: HostileServer) -> None:
+@pytest.mark.parametrize("end", ["killed", "quits"])
+def test_a_headless_run_beside_the_app_takes_over_when_the_app_ends(
+    tmp_path: Path, server: HostileServer, end: str
+) -> None:
     """Started beside the app, the headless run never notified; the app is killed (`kill -9`: it
-    says nothing, its bubble stays on screen): the run adopts that bubble (closing it when its
-    question is answered) and notifies the next question, once."""
+    says nothing, its bubble stays on screen) or quits (it leaves its bubble on screen: a run
+    stands by to notify after it): the run adopts that bubble (closing it when its question is
+    answered), nothing popping up again, and notifies the next question, once."""
     (one, two), common = _projects(tmp_path, "one", "two")
     with AppProcess("run", "-v", *common) as app, ExitStack() as stack:
         wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
@@ -145,8 +149,12 @@ def test_a_headless_run_beside_the_app_takes_over_when_the_app_is_killed(tmp_pat
         headless.wait("ready")
         said = headless.log_has("it notifies, this run does not")
         assert said.endswith("(until the app ends)")
-        app.proc.kill()  # (no word, no clean-up: its claim names a pid that ended)
-        app.proc.wait(10)
+        if end == "killed":
+            app.proc.kill()  # (no word, no clean-up: its claim names a pid that ended)
+            app.proc.wait(10)
+        else:
+            assert app.stop() == 0
+            assert server.of("CloseNotification") == []
         headless.log_has("the app that notified ended: this run notifies from now on")
         append(two, ask("q2", "Second?"))
         wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the headless run's Notify")
