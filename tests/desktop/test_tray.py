@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from notifier.core.board import Board
+from notifier.core.board import DRAWN_S, Board
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
@@ -211,7 +211,8 @@ def snapshot_data() -> dict[str, Any]:
         ],
         now,
     )
-    b.local.set_processes([Proc("/home/dev/shop", now - 1000)], now)
+    # (read once the questions had time to be drawn: the list can judge them)
+    b.local.set_processes([Proc("/home/dev/shop", now - 1000)], now + DRAWN_S)
     return window_obj(b.snapshot(now))
 
 
