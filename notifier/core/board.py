@@ -120,12 +120,15 @@ class Seen:
     at: float
     initial: bool
 
-    def judged_by(self, read_tick: int, now: float) -> bool:
+    def judged_by(self, read_tick: int, now: float, asked_at: float) -> bool:
         """Whether a process list read from feeding count ``read_tick``, judged at ``now``, can
-        say this question's pi is gone: one read after the question was seen, and (for one seen
-        being written) once its pi had time to draw it (a pane shows the dialog a moment after
-        the line; a clock set back counts as time enough)."""
-        return self.tick <= read_tick and (self.initial or not 0 <= now - self.at < DRAWN_S)
+        say the pi of this question (asked at ``asked_at`` by its file) is gone: one read after
+        the question was seen, and, for one seen being written just now, once its pi had time to
+        draw it (a pane shows the dialog a moment after the line). One found at start-up, or
+        written before (a file copied in, a folder back), is judged at once; a clock set back
+        counts as time enough."""
+        just_written = 0 <= now - self.at < DRAWN_S and now - asked_at < DRAWN_S
+        return self.tick <= read_tick and (self.initial or not just_written)
 
 
 @dataclass(slots=True)
@@ -200,7 +203,9 @@ class LocalSession:
         board's count now). Whether the view changed, and the transitions."""
         # A list read before a question was seen cannot say its pi is gone (one started since
         # the read): the session's liveness is then not known until a list read after it.
-        unjudged = not owned and not all(s.judged_by(read_tick, now) for s in self.seen.values())
+        asked = {cid: q.asked_at for cid, q in self.reducer.pending.items()}
+        judged = all(s.judged_by(read_tick, now, asked.get(cid, s.at)) for cid, s in self.seen.items())
+        unjudged = not owned and not judged
         alive = None if unjudged else owned
         changed = self.alive != alive
         self.alive = alive
@@ -210,7 +215,7 @@ class LocalSession:
         for cid, q in self.reducer.pending.items():
             # (one asked before the file's header was read is seen now)
             seen = self.seen.setdefault(cid, Seen(tick, now, False))
-            if not owned and not seen.judged_by(read_tick, now):
+            if not owned and not seen.judged_by(read_tick, now, q.asked_at):
                 continue  # read before we saw the question, or before its pi could draw it
             if seen.tick > read_tick:
                 continue  # (nor is its pi seen again by a list read before it was asked)

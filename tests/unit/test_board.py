@@ -212,6 +212,11 @@ def test_a_list_read_before_the_pi_could_draw_its_question_does_not_abandon_it()
     assert b.snapshot(100.03).pending_count == 1 and b.snapshot(100.03).sessions[0].alive is None
     (t,) = b.local.set_processes([], 101.5, as_of=b.local.mark())
     assert t.kind == "abandoned" and b.snapshot(101.5).sessions[0].alive is False
+    # one written long before it was seen (a file copied in, a folder back): judged at once, so
+    # it is abandoned before its settle window ends, never notified
+    b.local.apply("g", [Header("t", "/q"), asked("q2", 500.0)], 1000.0)
+    (t,) = b.local.set_processes([], 1000.02, as_of=b.local.mark())
+    assert t.kind == "abandoned" and t.question.tool_call_id == "q2"
 
 
 def test_wall_clock_jumps_do_not_matter_only_the_order_of_reads() -> None:
