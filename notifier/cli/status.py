@@ -138,6 +138,10 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             located = add_locations(status, look=config["liveness"] == "auto")
             out(dumps({**located, **silenced_obj(silences, now), "quiet_hours": quiet}), "\n", flush=True)
         else:  # (the newline not appended to the JSON: a copy of megabytes)
+            if config["liveness"] == "auto":  # (the app's: what it left unjudged, as --json says it)
+                from notifier.system.locate import judge_unjudged
+
+                judge_unjudged([s for s in status.get("sessions") or () if isinstance(s, dict)])
             out(render_status(status, now, args.all, silences), "\n", quiet_hours_line(quiet), flush=True)
         # (flushed before the scan cache is written: what was asked for comes first)
 

@@ -125,11 +125,13 @@ def test_a_pi_that_ends_after_its_question_was_answered_is_not_alive_from_the_ap
             fake_pi.kill()
             fake_pi.wait()
             live = status()
+            text = cli(*args[:1], *args[2:], env=headless_env()).stdout  # (status in words: the same object)
         scan = status()
     finally:
         fake_pi.kill()
         fake_pi.wait()
-    assert (live["alive"], live["state"]) == (scan["alive"], scan["state"]) == (False, scan["state"])
+    assert (live["alive"], live["state"]) == (scan["alive"], scan["state"]) == (False, "stopped")
+    assert "stopped" in text and "working" not in text, text
 
 
 def test_status_bar_segments_come_from_the_app(tmp_path: Path) -> None:
