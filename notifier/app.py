@@ -403,16 +403,16 @@ def save_silence(command: Snooze | Mute) -> None:
     """Without an app: a snooze or mute saved in the user's store, as the app carries it out (the
     one way one is kept), where a headless run that notifies applies it at once and the app finds
     it when it starts. Raises OSError when it could not be saved (the state folder cannot be
-    made, or the store not written in time)."""
+    made, or the store was not written: another process held it past the close's wait)."""
     state = paths.state_dir()
     os.makedirs(state, mode=0o700, exist_ok=True)
     store = open_store(state)
     try:
         SilencesKeeper(store, time.time()).apply(command, time.time())
-        if not store.commit():
-            raise OSError(f"the state store {store.path} cannot be written now")
     finally:
-        store.close()
+        written = store.close()
+    if not written:
+        raise OSError(f"the state store {store.path} could not be written")
 
 
 def carried(config: Config, snapshot: Snapshot, command: Goto | Answer) -> Reply:

@@ -284,9 +284,11 @@ class Database:
         """:meth:`flush` for a caller that must know a change is in the file before it goes on."""
         return self.flush(wait_s)
 
-    def close(self, timeout: float = -1) -> None:
+    def close(self, timeout: float = -1) -> bool:
         """Write what waits and close the file; with a ``timeout``, give up after that many
-        seconds (a write stuck on another process's lock, a full disk) and say what is lost."""
+        seconds (a write stuck on another process's lock, a full disk) and say what is lost.
+        True: every change is in the file (or the store is memory only)."""
+        written = True
         if self.path is not None:
             with self._lock:  # deleted since the last write: keep what it knew for next time
                 self._resync = self._resync or self._gone() is not None
@@ -303,6 +305,7 @@ class Database:
         if self._file_lock.acquire(timeout=0.5):  # (not while a write is stuck on a lock)
             self._close_file()
             self._file_lock.release()
+        return written
 
     @property
     def written_path(self) -> str | None:

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -311,6 +312,40 @@ def test_a_snooze_or_mute_that_cannot_be_saved_says_so(tmp_path: Path) -> None:
         assert r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1, r
         assert "not saved" in r.stderr and "Not a directory" in r.stderr, r
     assert "snoozed" not in cli("status", *args, env=env).stdout
+
+
+def test_a_snooze_while_another_process_holds_the_store_is_saved_once_it_lets_go(tmp_path: Path) -> None:
+    """Another process holds the state store (a write under way) as `snooze` saves: it waits for
+    it, and says saved only when it is: exit 0, and status says the snooze."""
+    import os
+    import sqlite3
+    import threading
+
+    args = ("--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    assert cli("mute", "blog", *args).returncode == cli("unmute", "blog", *args).returncode == 0  # (a store)
+    path = Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier" / "state.sqlite3"
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with closing(sqlite3.connect(path, timeout=5, isolation_level=None)) as db:
+            db.execute("BEGIN EXCLUSIVE")
+            held.set()
+            done.wait(2.0)  # (let go when snooze is under way: a second at most)
+            db.execute("ROLLBACK")
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(5)
+    timer = threading.Timer(1.5, done.set)
+    timer.start()
+    try:
+        r = cli("snooze", "all", "1h", *args)
+    finally:
+        done.set()
+        holder.join()
+    assert r.returncode == 0 and r.stdout.startswith("snoozed every session for 1 h 00 min"), r
+    assert "not saved" not in r.stderr, r
+    assert "snoozed: everything" in cli("status", *args).stdout
 
 
 def test_mute_or_snooze_a_folder_holds_back_its_named_sessions_too(tmp_path: Path) -> None:
