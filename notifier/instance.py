@@ -93,16 +93,20 @@ class Notifying:
     second and nobody holds the first. The app takes the first and writes its pid there (a
     headless run that notifies follows that file: it hands over and lets go of the second), then
     takes the second (:meth:`claim`). A headless run waiting for its turn blocks in ``flock``
-    (:meth:`wait`). A third, ``standby-….lock``, is held shared by every headless run that takes
-    its turn to notify (:meth:`stand_by`): whoever notifies and ends cleanly leaves its bubbles on
-    screen for the run that comes next (:meth:`successor`), as a killed one does, instead of
+    (:meth:`wait`). A third, ``standby-….lock`` (one per session bus: the notification server
+    whose bubbles a run could take over), is held shared by every headless run that takes its
+    turn to notify (:meth:`stand_by`): whoever notifies there and ends cleanly leaves its bubbles
+    on screen for the run that comes next (:meth:`successor`), as a killed one does, instead of
     closing them for that run to put back."""
 
     def __init__(self, folder: str, roots: Sequence[str]) -> None:
         digest = hashlib.sha256(json.dumps(sorted(roots)).encode()).hexdigest()[:16]
         self.app_path = os.path.join(folder, f"app-{digest}.lock")
         self.path = os.path.join(folder, f"notify-{digest}.lock")
-        self.standby_path = os.path.join(folder, f"standby-{digest}.lock")
+        bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
+        bus = ",".join(part for part in bus.split(",") if not part.startswith("guid="))
+        on = hashlib.sha256(bus.encode()).hexdigest()[:16]
+        self.standby_path = os.path.join(folder, f"standby-{digest}-{on}.lock") if bus else None
         self.app_fd: int | None = None  # (the app's: held for its life)
         self.standby_fd: int | None = None  # (a headless run's that takes turns: held for its life)
         self.fd: int | None = None  # (held while this process notifies)
@@ -163,8 +167,8 @@ class Notifying:
     def stand_by(self) -> None:
         """A headless run that takes its turn to notify: say so for its life (until :meth:`release`
         or :meth:`stand_down`)."""
-        if self.standby_fd is None:
-            self.standby_fd = _locked(self.standby_path, exclusive=False)
+        if self.standby_fd is None and self.standby_path is not None:  # (no bus: no bubble to take over)
+            self.standby_fd = _locked(self.standby_path, exclusive=False, wait=True)  # (a look holds it a moment)
 
     def stand_down(self) -> None:
         """No longer waiting for a turn (before this run ends and asks :meth:`successor`)."""
@@ -173,8 +177,10 @@ class Notifying:
             self.standby_fd = None
 
     def successor(self) -> bool:
-        """Whether another run of these folders stands by to notify once this one ends (so that
-        what this one shows stays on screen for it). Never raises."""
+        """Whether another run of these folders on this session bus stands by to notify once
+        this one ends (so that what this one shows stays on screen for it). Never raises."""
+        if self.standby_path is None:
+            return False
         try:
             fd = _locked(self.standby_path)
         except OSError:

@@ -187,6 +187,24 @@ def test_a_headless_run_beside_the_app_takes_over_when_the_app_ends(
     assert not [line for line in headless.stderr if "Traceback" in line]
 
 
+def test_an_app_that_quits_closes_its_bubbles_unless_a_run_on_its_bus_stands_by(tmp_path: Path, server: HostileServer) -> None:
+    """A headless run beside the app that is on no session bus (an ssh or cron shell) cannot take
+    a bubble over: the app that quits closes its own, as with nobody standing by (one left would
+    stay on the desktop with nobody to close it when its question ends)."""
+    (one,), common = _projects(tmp_path, "one")
+    with AppProcess("run", "-v", *common) as app, ExitStack() as stack:
+        wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+        append(one, ask("q1", "First?"))
+        wait_for(lambda: _summaries(server) == ["one needs an answer"], 10, "the app's Notify")
+        busless = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+        headless = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common, env=busless))
+        headless.wait("ready")
+        headless.log_has("it notifies, this run does not")
+        assert app.stop() == 0
+        assert server.of("CloseNotification") == [(1,)]
+        assert headless.stop() == 0
+
+
 def test_an_app_that_does_not_notify_leaves_notifying_to_a_headless_run(tmp_path: Path, server: HostileServer) -> None:
     """`run --no-notify`, or `notifications.backend = "none"`: the app claims nothing, so the
     headless run beside it (started before or after it) notifies; nobody notifies twice."""
