@@ -123,8 +123,9 @@ def _snooze(config: Config, what: str | None, seconds: float, now: float) -> str
 
 
 def length(seconds: float) -> str:
-    """How long a snooze lasts, whole (``duration`` rounds down, as an age may): "1 min 30 s",
-    "1 d 5 h 21 min"."""
+    """How long a snooze lasts: as ``duration`` says it (which rounds down, as an age may) but
+    with the seconds under an hour and the hours and minutes past a day: "1 min 30 s",
+    "1 d 5 h 21 min" (to the minute from an hour up)."""
     s = round(seconds)
     if 60 <= s < 3600 and s % 60:
         return f"{duration(s)} {s % 60} s"

@@ -154,12 +154,15 @@ def _distinct(
 
 def _fit(chosen: list[tuple[str, str]], can: Abilities) -> Actions:
     """As many of the buttons as the server shows (and as fit its one row). Where the session's
-    default is a button (its one way to the session) it stays: the answers go instead, all of
-    them (the window and the terminal still answer)."""
+    default is a button (its one way to the session) it stays: the least useful after it go
+    first, then the answers, all of them (the window and the terminal still answer)."""
     chosen = chosen[: can.buttons]
     if can.row_px is not None:
-        if can.default_button and sum(width(label) for _, label in chosen) > can.row_px:
-            chosen = [a for a in chosen if not a[0].startswith(ANSWER_PREFIX)] or chosen
+        if can.default_button:  # (ranked: the answers, the default, then the others)
+            answers = [a for a in chosen if a[0].startswith(ANSWER_PREFIX)]
+            after = len(chosen) - 1 - next((i for i, a in enumerate(chosen) if a[0] == DEFAULT), len(chosen) - 1)
+            tries = [chosen[: len(chosen) - n] for n in range(after + 1)] + [[a for a in chosen if a not in answers]]
+            chosen = next((t for t in tries if sum(width(label) for _, label in t) <= can.row_px), tries[-1])
         rows = accumulate(width(label) for _, label in chosen)
         # (the first always: alone it cannot wrap)
         chosen = chosen[: next((n for n, row in enumerate(rows) if n and row > can.row_px), len(chosen))]

@@ -80,10 +80,12 @@ def test_xfce_draws_the_default_as_its_one_go_to_session_button() -> None:
 
 def test_xfce_keeps_its_bubble_on_screen_long_answers_give_way() -> None:
     """xfce4-notifyd widens the bubble to its one row of buttons: three options of some 30
-    letters drew it wider than the screen. Then the answers give way, all of them, and the way
-    to the session stays."""
+    letters drew it wider than the screen. Then Show and Snooze give way first, then the answers,
+    all of them; the way to the session stays."""
     long = ("Rewrite the parser in Rust now", "Keep the Python parser for now", "Ask the team on Monday first")
     assert sent(XFCE, question(long)) == ["default", "show", "snooze"]
+    short = ("Use PostgreSQL", "Use SQLite too", "Keep it as is")
+    assert sent(XFCE, question(short)) == ["answer:1", "answer:2", "answer:3", "default", "show"]
     assert sent(XFCE, question(("Yes", "Deploy the release to production"))) == [
         "answer:1", "answer:2", "default", "show", "snooze",
     ]  # fmt: skip
