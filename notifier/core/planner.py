@@ -349,6 +349,7 @@ class Planner:
         self._quiet_held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
+        self._put_back: set[QuestionKey] = set()  # of those, held by quiet hours: put back when they end
         self.remind_after_s = tuple(sorted(self.remind_after_s))
         self._reminded_now: dict[QuestionKey, int] = {}  # counts changed, not yet drained
         self._put_off: dict[QuestionKey, bool] = {}  # snoozed from their bubble → whether the snooze was seen
@@ -421,6 +422,7 @@ class Planner:
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
         self._restoring = [i for i in self._restoring if i.key != key]
+        self._put_back.discard(key)
         self._quiet_held = [i for i in self._quiet_held if i.key != key]
         shown = self._shown.pop(key, None)
         return 0 if shown is None else shown.handle  # 0: nothing on screen (muted, quiet, restored)
@@ -484,14 +486,9 @@ class Planner:
         """Everything due at ``now``; ``quiet``: inside quiet hours."""
         startup, due = self._due(now)
         if quiet:  # nothing is raised; what arrives is announced once when they end
-            for item in startup + due:
-                self._shown[item.key] = _Shown(item, 0)
-                self._quiet_held.append(item)
-            self._quiet_held += [i for i in self._restoring if self._off_screen(i)]  # (and what was on
-            self._restoring = []  # screen before a restart: its bubble is drawn again then)
+            self._hold_in_quiet(startup + due)
             return self._reminders(now, quiet)
-        held, self._quiet_held = [i for i in self._quiet_held if self._off_screen(i)], []
-        startup = self._unless_silenced(held, now) + startup  # quiet hours over: announced now
+        startup = self._unless_silenced(self._quiet_over(), now) + startup  # quiet hours over: announced now
         self.notified.update(i.key for i in startup + due)
         out = self._announce(startup, now) if startup else []
         if due:
@@ -503,9 +500,31 @@ class Planner:
                     out += self._show_single(item, now)
         # (the reminders first: one due now puts a restored question back on screen itself)
         out += self._reminders(now, quiet)
-        restoring, self._restoring = [i for i in self._restoring if self._off_screen(i)], []
-        restored = self._unless_silenced(restoring, now)
+        restoring = [i for i in self._restoring if self._off_screen(i)]
+        # one snoozed or muted stays off screen, its bubble put back (not heard) when that ends
+        self._restoring = [i for i in restoring if self._silenced(i, now)]
+        restored = [i for i in restoring if not self._silenced(i, now)]
         return out + self._announce(restored, now, restored=True) if restored else out
+
+    def _hold_in_quiet(self, items: list[Item]) -> None:
+        """Quiet hours: ``items`` are held, to be announced when they end; and what was on screen
+        before a restart, to be put back then."""
+        for item in items:
+            self._shown[item.key] = _Shown(item, 0)
+            self._quiet_held.append(item)
+        back = [i for i in self._restoring if self._off_screen(i)]
+        self._quiet_held += back
+        self._put_back |= {i.key for i in back}
+        self._restoring = []
+
+    def _quiet_over(self) -> list[Item]:
+        """Quiet hours are over (or were not on): what they held to announce; what they held of
+        the bubbles before a restart goes back to be put back."""
+        held, self._quiet_held = [i for i in self._quiet_held if self._off_screen(i)], []
+        self._restoring += [i for i in held if i.key in self._put_back]
+        held = [i for i in held if i.key not in self._put_back]
+        self._put_back.clear()
+        return held
 
     def _unless_silenced(self, items: list[Item], now: float) -> list[Item]:
         """Of ``items`` (off screen), those to show now; one snoozed or muted waits, unannounced,
@@ -618,8 +637,9 @@ class Planner:
             for item, when in self._waiting.values()
             if not silences.mutes(item)
         ]
-        if self._startup or self._restoring:
+        if self._startup:
             times.append(0.0)
+        times += [silences.silenced_until(i) for i in self._restoring if not silences.mutes(i)]  # (0: now)
         after = self.remind_after_s
         times += [  # (a snoozed one's reminder: when the snooze ends; a muted one's: when unmuted)
             max(s.item.since + after[s.reminders_sent], silences.silenced_until(s.item))

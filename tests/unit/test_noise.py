@@ -53,6 +53,33 @@ def test_after_a_restart_the_bubble_is_restored_not_notified_again() -> None:
     assert p.feed([t("resolved", "a")], 4.0) == [Withdraw(n.handle)]
 
 
+def test_a_restored_question_held_by_a_silence_is_put_back_not_announced_again() -> None:
+    """Notified before a restart, then snoozed (or inside quiet hours) when the app starts again:
+    when that ends its bubble is put back (``restored``: silent), not announced as a new question
+    with its sound (a snooze lifted after a restart once did that)."""
+    p = Planner(notified={("s1", "a")}, remind_after_s=())
+    p.silences = Silences().snoozed(500.0, session="s1")
+    p.feed([t("needs_input", "a", initial=True)], 0.0)
+    assert notices(p.tick(0.0)) == [] and p.next_due() == 500.0
+    (n,) = notices(p.tick(500.0))
+    assert n.restored and n.items[0].key == ("s1", "a")
+    assert notices(p.tick(501.0)) == [] and p.next_due() is None
+    # the same in quiet hours: held while they last, put back when they end
+    p = Planner(notified={("s1", "a")}, remind_after_s=())
+    p.feed([t("needs_input", "a", initial=True)], 0.0)
+    assert notices(p.tick(0.0, quiet=True)) == [] and p.quiet_held
+    (n,) = notices(p.tick(100.0))
+    assert n.restored and n.items[0].key == ("s1", "a")
+    # muted, then unmuted: likewise
+    p = Planner(notified={("s1", "a")}, remind_after_s=())
+    p.silences = Silences(muted=frozenset({"s1"}))
+    p.feed([t("needs_input", "a", initial=True)], 0.0)
+    assert notices(p.tick(0.0)) == [] and p.next_due() is None
+    p.silences = Silences()
+    (n,) = notices(p.tick(10.0))
+    assert n.restored
+
+
 def test_several_restored_share_one_summary_and_muted_ones_stay_off_screen() -> None:
     p = Planner(notified={("s1", "a"), ("s2", "b"), ("s3", "c")})
     p.silences = Silences(muted=frozenset({"s3"}))
