@@ -259,29 +259,36 @@ def _locations(sessions: list[dict[str, Any]]) -> dict[str, Location]:
     have a live pi, and only a session in a folder where a pi runs is matched: with thousands of
     sessions and a few pi processes (or none) this costs the process listing, not a pairing of
     every session."""
-    if not any(s.get("alive") is not False and s.get("cwd") for s in sessions):
+    unknown = _unjudged(sessions)
+    if not unknown and not any(s.get("alive") is not False and s.get("cwd") for s in sessions):
         return {}
-    procs = judge_unjudged(sessions)
-    folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
+    procs = pi_processes()
+    folders = _judge(unknown, procs)
     matched = [s for s in sessions if isinstance(s.get("file"), str) and _in_folders(s.get("cwd"), folders)]
     return locate_sessions([_wanted(s) for s in matched], procs=procs) if matched else {}
 
 
-def judge_unjudged(sessions: list[dict[str, Any]]) -> list[PiProcess]:
+def judge_unjudged(sessions: list[dict[str, Any]]) -> None:
     """``alive`` of the ``status`` sessions the app left unjudged (it judges only where a
-    question waits), as a scan of our own says it: a pi runs in the session's folder; and a turn
-    whose pi is gone ``stopped``, as the board says. The pi processes listed (none when nothing
-    was unjudged and none is needed)."""
-    unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
-    if not unknown and not any(s.get("alive") is not False and s.get("cwd") for s in sessions):
-        return []
-    procs = pi_processes()
+    question waits), as a scan of our own says it (processes are listed only if there are any)."""
+    unknown = _unjudged(sessions)
+    if unknown:
+        _judge(unknown, pi_processes())
+
+
+def _unjudged(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in sessions if s.get("alive") is None and s.get("host") is None]
+
+
+def _judge(unknown: list[dict[str, Any]], procs: Sequence[PiProcess]) -> set[str]:
+    """Alive where a pi runs in the session's folder; a turn whose pi is gone ``stopped``, as the
+    board says. The folders where pis run."""
     folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
     for s in unknown:
         s["alive"] = _in_folders(s.get("cwd"), folders)
         if s["alive"] is False and s.get("state") == "working":
             s["state"] = "stopped"
-    return procs
+    return folders
 
 
 def _in_folders(cwd: object, folders: set[str]) -> bool:
