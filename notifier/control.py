@@ -489,7 +489,8 @@ def drain(fd: int, then: Callable[[], None]) -> None:
 
 
 class _Failure(dict):  # type: ignore[type-arg]
-    """The app is there but the request did not go through (said here, not by the app)."""
+    """The app is there but the request did not go through (said here, not by the app).
+    ``sent``: it was sent, and the app may carry it out all the same (it did not answer)."""
 
 
 def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iterator[dict[str, Any]]:
@@ -519,15 +520,18 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
             return
         else:
             with peer:
+                sent = False  # (once sent, a request the app did not answer may still be carried out)
                 with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
                     peer.send(obj)
+                    sent = True
                 messages = peer.objects()
                 try:
-                    first = next(messages, _Failure(ok=False, error="the app closed the connection without answering"))
+                    first = next(messages, _Failure(ok=False, error="the app closed the connection without answering",
+                                                    sent=sent))
                 except TimeoutError:
-                    first = _Failure(ok=False, error="the app did not answer in time")
+                    first = _Failure(ok=False, error="the app did not answer in time", sent=sent)
                 except (OSError, BadLine) as exc:
-                    first = _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
+                    first = _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}", sent=sent)
                 if first.get("error") != BUSY:
                     yield first
                     peer.deadline = None  # the first message came: the rest may take their time
@@ -545,7 +549,8 @@ def request(obj: dict[str, Any], path: str | None = None, timeout: float = 3.0) 
     """Send one request to the running app and return its reply.
 
     ``None`` means no app is listening. An app that is there but cannot answer (busy past
-    ``timeout``, hung up, too slow) gives ``{"ok": False, "error": …}``."""
+    ``timeout``, hung up, too slow) gives ``{"ok": False, "error": …}``, with ``"sent": True``
+    where the request reached it unanswered (it may carry it out all the same)."""
     return next(_conversation(obj, path, timeout), None)
 
 

@@ -67,8 +67,11 @@ class InstanceLock:
         self.fd: int | None = None
 
     def acquire(self) -> bool:
-        """True: this is the app. Raises OSError when the lock's folder is not ours."""
+        """True: this is the app (its pid written in the lock). Raises OSError when the lock's
+        folder is not ours."""
         self.fd = _locked(self.path)
+        if self.fd is not None:
+            _say(self.fd, "app")
         return self.fd is not None
 
     def release(self) -> None:
@@ -82,6 +85,14 @@ class InstanceLock:
             return os.path.exists(self.path) and _held(self.path)
         except OSError:
             return False
+
+    def holder(self) -> int:
+        """(A look from another process.) The pid of the app that holds the lock; 0: none, or it
+        does not say. Never raises."""
+        try:
+            return _holder(self.path)[0] if self.held() else 0
+        except OSError:
+            return 0
 
 
 class Notifying:

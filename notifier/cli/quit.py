@@ -36,6 +36,9 @@ def cmd_quit(args: argparse.Namespace, config: Config) -> int:
     pid = reply.get("pid")
     if not reply.get("ok") or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         why = clean(reply.get("error"), 100) or "its reply names no process"
+        lock = _app_lock()  # (a frozen app: its tray menu does not answer either)
+        if pid := lock.holder() if lock is not None else 0:
+            return fail(1, f"the running app (pid {pid}) does not answer ({why}); stop it with: kill {pid}")
         return fail(1, f"the running app does not answer ({why}); quit it from its tray menu")
     ended, said = _ask_to_quit(pid)
     if not ended:
@@ -87,8 +90,13 @@ def _ping() -> dict[str, Any] | None:
 
 
 def _lock_held() -> bool:
+    lock = _app_lock()
+    return lock is not None and lock.held()
+
+
+def _app_lock() -> InstanceLock | None:
     try:
         folder = paths.runtime_dir()
     except OSError:  # no runtime folder of our own: no app could have made its lock there
-        return False
-    return InstanceLock(os.path.join(folder, APP_LOCK)).held()
+        return None
+    return InstanceLock(os.path.join(folder, APP_LOCK))

@@ -65,8 +65,12 @@ def deliver(config: Config, command: Snooze | Mute) -> str:
 
     reply = request(to_obj(command))
     if reply is not None:
+        why = clean(reply.get("error"), 200)
+        if reply.get("sent"):  # (it may yet be applied: never "not done")
+            raise RuntimeError(f"sent to the running app, which did not confirm it ({why}); it applies it once it"
+                               " answers again: pi-notifier status says whether it did")
         if not reply.get("ok"):
-            raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
+            raise RuntimeError(f"the running app refused it: {why}")
         return ""
     from notifier.app import save_silence
 

@@ -6,6 +6,7 @@ within its deadline. (Bad usage: tests/processes/test_cli.py.)"""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -160,3 +161,30 @@ def test_autostart_says_how_to_start_the_app_now_for_every_entry(tmp_path: Path)
         assert start["xdg"] == "setsid -f '/opt/my apps/bin/pi-notifier' run >/dev/null 2>&1"
     else:
         assert start["xdg"].startswith("log in again, or run '/opt/my apps/bin/pi-notifier' run")
+
+
+def test_a_frozen_app_is_named_and_a_snooze_it_was_sent_is_not_called_refused(tmp_path: Path) -> None:
+    """An app that stops answering (here: stopped with SIGSTOP) still holds its lock: ``quit``
+    names its pid and says how to end it (its tray menu is frozen too); a ``snooze`` sent to it
+    is not said to be refused, since the app applies it once it runs again, as it then does."""
+    args = ("--liveness", "off", "--sessions-dir", str(tmp_path))
+    with AppProcess("run", *args) as app:
+        wait_for(_ping, 20, "the app's control channel")
+        os.kill(app.proc.pid, signal.SIGSTOP)
+        try:
+            stuck = cli("quit")
+            sent = cli("snooze", "all", "1h", *args[2:])
+        finally:
+            os.kill(app.proc.pid, signal.SIGCONT)
+        assert stuck.returncode == 1 and stuck.stdout == "", stuck.stdout
+        assert stuck.stderr.strip().endswith(f"stop it with: kill {app.proc.pid}"), stuck.stderr
+        assert f"(pid {app.proc.pid}) does not answer" in stuck.stderr and stuck.stderr.count("\n") == 1
+        assert sent.returncode == 1 and "refused" not in sent.stderr, sent.stderr
+        assert "did not confirm it" in sent.stderr and sent.stderr.count("\n") == 1, sent.stderr
+
+        def snoozed() -> bool:
+            said = cli("status", "--json", *args)
+            return said.returncode == 0 and json.loads(said.stdout)["snoozed"]["all"] is not None
+
+        wait_for(snoozed, 20, "the snooze applied once the app runs again")
+        assert cli("quit").returncode == 0
