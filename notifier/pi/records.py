@@ -176,8 +176,8 @@ def _names_mismatch(item: QuestionItem, picks: list[int], got: _Record) -> str |
     if not picks:
         return "an option, for a question skipped"
     chosen = [item.options[p] for p in picks]
-    names = set(got.names)
-    if not names <= _names_of(chosen) or not all({o.label, o.value} & names for o in chosen):
+    names = {clean(n) for n in got.names}  # (as the question's own were read: a label over two lines is one)
+    if not names <= _names_of(chosen) or not all(_names_of([o]) & names for o in chosen):
         shown = ", ".join(repr(clean(n, 40)) for n in got.names[:4])
         return f"{shown}, not {', '.join(repr(clean(o.label, 40)) for o in chosen)}"
     others = [o for i, o in enumerate(item.options) if i not in picks]
@@ -199,8 +199,8 @@ def _number_in(text: str, item: QuestionItem, names: Sequence[str]) -> int | Non
 
 
 def _names_of(options: Sequence[Option]) -> set[str]:
-    """The names a record may give these options by: their labels and values."""
-    return {n for o in options for n in (o.label, o.value) if n is not None}
+    """The names a record may give these options by: their labels and values (cleaned)."""
+    return {clean(n) for o in options for n in (o.label, o.value) if n is not None}
 
 
 def _number_mismatch(picks: list[int], index: int | None) -> str | None:

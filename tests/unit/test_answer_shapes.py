@@ -13,6 +13,7 @@ import pytest
 from notifier.actions.answer import Seen, drive, finder
 from notifier.actions.goto import Refused
 from notifier.core.model import Option, Question, QuestionItem
+from notifier.core.text import clean
 from notifier.pi.keys import (
     Plan,
     Step,
@@ -330,3 +331,15 @@ def test_each_question_of_a_form_is_answered_from_where_its_highlight_opens(open
     drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi.waits_alone)
     assert pi.answers == ["Refactor", "Now"]
     assert pi.sent.count(("Enter",)) == 2  # (Enter only on the chosen rows)
+
+
+def test_a_label_written_over_lines_is_recorded_under_its_own_name() -> None:
+    """A tool's option label holding a line break is read as one line (every string is cleaned);
+    pi's record keeps the break, and it names that option all the same, not another one."""
+    labels = ("first line\nsecond line of it", "plain", "third")
+    question = asked("question", QuestionItem("Which?", options=tuple(Option(clean(o)) for o in labels)))
+    done = plan_list(question, ["1"], None, Rows(tuple(clean(o) for o in labels), 0))
+    said = f"User selected: 1. {labels[0]}"
+    assert result_mismatch(question, done, said, {"answer": labels[0], "wasCustom": False}) is None
+    assert result_mismatch(question, done, said, {"answers": [{"label": labels[0], "index": 1}]}) is None
+    assert result_mismatch(question, done, "User selected: 2. plain", {"answer": "plain", "wasCustom": False})
