@@ -39,8 +39,9 @@ from notifier.companion import (
 from notifier.config import Config
 from notifier.core import codec
 from notifier.core.board import startup_key
+from notifier.core.codec import question_token
 from notifier.core.commands import Answer, Goto
-from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition, question_token
+from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition
 from notifier.core.text import clean
 from notifier.pi.keys import (
     Plan,

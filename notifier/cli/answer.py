@@ -9,7 +9,8 @@ import sys
 from notifier.actions import goto
 from notifier.cli.parser import fail, out, say, sessions_of
 from notifier.config import Config
-from notifier.core.model import Snapshot, question_token
+from notifier.core.codec import question_token
+from notifier.core.model import Snapshot
 from notifier.core.text import clean, number
 from notifier.remote import Remote
 

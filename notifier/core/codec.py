@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import math
 import re
@@ -44,7 +45,6 @@ from notifier.core.model import (
     SessionView,
     Snapshot,
     Transition,
-    question_token,
     split_key,
 )
 from notifier.core.text import clean, duration, markup, project_name
@@ -112,6 +112,24 @@ def question_fields(
 
 def session_obj(ref: SessionRef) -> dict[str, Any]:
     return session_fields(ref.id, ref.file, ref.cwd, ref.name, ref.host)
+
+
+def question_token(q: Question) -> str:
+    """A question as the user was shown it, in 16 hex digits: a digest of its tool call id, when it
+    was asked (to the millisecond, as :func:`iso` writes it), its tool, and each of its questions'
+    text and option labels, in order.
+
+    Every way of answering from outside pi carries the token of what its user saw (the window, a
+    notification's button, ``answer --token`` from ``status --json``) and is refused when the
+    question waiting has another. The same call id with another text never happens in pi, but a
+    digest of what was shown says so without relying on that; and a model that gives the next
+    call the same id and the same question (some providers number their calls per turn) asks it
+    at another time: an answer meant for the first never goes to the second."""
+    parts = [q.tool_call_id, iso(q.asked_at), q.tool]
+    for item in q.items:
+        parts += ["\x1e", item.text, *(o.label for o in item.options)]
+    data = "\x1f".join(parts).encode("utf-8", "backslashreplace")
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def question_obj(q: Question) -> dict[str, Any]:

@@ -104,7 +104,7 @@ class Answer:
     call: str
     choices: tuple[str, ...] = ()
     text: str | None = None
-    token: str | None = None  # what the user was shown (core.question_token): refused once it no longer waits
+    token: str | None = None  # what the user was shown (codec.question_token): refused once it no longer waits
 
 
 @dataclass(frozen=True)

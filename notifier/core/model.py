@@ -2,22 +2,12 @@
 messages between them: each a frozen dataclass (``Snapshot`` without slots: it caches what it
 derives with ``cached_property``, which needs an instance dict). Pure.
 
-**A question's token** (:func:`question_token`): a question as the user was shown it, in 16 hex
-digits, a digest of its tool call id, its tool, and each of its questions' text and option
-labels, in order.
-
-Every way of answering from outside pi carries the token of what its user saw (the window, a
-notification's button, ``answer --token`` from ``status --json``) and is refused when the question
-waiting has another: the same call id with another text never happens in pi, but a digest of what
-was shown says so without relying on that, and ties an answer to what its user read.
-
 **What the planner says**: raise or replace a notification (:class:`Notice`) about some
 questions (:class:`Item`), or withdraw one (:class:`Withdraw`). The planner
 (:mod:`notifier.core.planner`) decides them; the notifier shows them."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -261,16 +251,6 @@ class Snapshot:
 
 def _newest_first(rows: Iterable[tuple[SessionView, Question]]) -> tuple[tuple[SessionView, Question], ...]:
     return tuple(sorted(rows, key=lambda sq: sq[1].asked_at, reverse=True))
-
-
-# ---- a question's token ----
-
-def question_token(q: Question) -> str:
-    parts = [q.tool_call_id, q.tool]
-    for item in q.items:
-        parts += ["\x1e", item.text, *(o.label for o in item.options)]
-    data = "\x1f".join(parts).encode("utf-8", "backslashreplace")
-    return hashlib.sha256(data).hexdigest()[:16]
 
 
 # ---- what the planner says ----

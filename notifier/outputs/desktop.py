@@ -27,6 +27,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from notifier.config import Config
+from notifier.core.codec import question_token
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import (
     Action,
@@ -36,7 +37,6 @@ from notifier.core.model import (
     Transition,
     Withdraw,
     key_of,
-    question_token,
     split_key,
 )
 from notifier.core.planner import Planner, Silences, in_quiet_hours, next_quiet_change, parse_quiet_hours

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from notifier.core.codec import decode, encode, finite_number
+from notifier.core.codec import decode, encode, finite_number, question_token
 from notifier.core.commands import Snooze
-from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
+from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 from notifier.core.planner import Silences
 from notifier.core.text import (
     Arg,

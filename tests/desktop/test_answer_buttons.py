@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from notifier.core.board import Board
+from notifier.core.codec import question_token
 from notifier.core.commands import Answer, Command
-from notifier.core.model import question_token
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.parse import extract
 from notifier.window.view import row_id, window_obj

@@ -13,7 +13,7 @@ import pytest
 from notifier.actions.answer import answer_line
 from notifier.companion import with_open_dialogs
 from notifier.config import Config
-from notifier.core.model import question_token
+from notifier.core.codec import question_token
 from notifier.sessions import engine_options, scan_once
 
 from ..conftest import wait_for

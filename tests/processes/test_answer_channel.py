@@ -17,7 +17,8 @@ import pytest
 from notifier.actions.answer import answer_line
 from notifier.companion import with_open_dialogs
 from notifier.config import Config
-from notifier.core.model import Question, question_token
+from notifier.core.codec import question_token
+from notifier.core.model import Question
 from notifier.sessions import engine_options, scan_once
 from notifier.system import paths
 
@@ -233,12 +234,16 @@ def test_the_dialog_shown_is_answered_while_it_is_open(tmp_path: Path, ext: Exte
     ext.dialogs = [region(pi)]
     snap, q = pi.shown()
     assert pi.answer(snap, q, "#2") == (0, "answered: us")
-    # the same question again in a dialog of its own (another id): it is what the user saw
-    ext.dialogs = [region(pi, id="2")]
+    # the same question again in a dialog of its own (another id), opened later: asked again,
+    # so an answer given to the first (its token) is not typed into it; once shown, it is answered
+    ext.dialogs = [region(pi, id="2", at=q.asked_at * 1000 + 1500)]
+    code, said = pi.answer(snap, q, "#1")
+    assert code == 1 and "nothing was typed" in said, said
+    snap, q = pi.shown()
     assert pi.answer(snap, q, "#1") == (0, "answered: eu")
     assert answers(ext) == [{"id": "1", "value": "us"}, {"id": "2", "value": "eu"}]
     # two dialogs of the call open that both read as the one shown: which pi takes is unknown
-    ext.dialogs = [region(pi, id="3"), region(pi, id="4")]
+    ext.dialogs = [region(pi, id="3", at=q.asked_at * 1000), region(pi, id="4", at=q.asked_at * 1000)]
     code, said = pi.answer(snap, q, "#1")
     assert code == 1 and "nothing was typed" in said, said
     assert len(answers(ext)) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,15 @@ import pytest
 
 from notifier.actions.answer import answer_line
 from notifier.config import Config
-from notifier.core.model import Option, Question, QuestionItem, question_token
+from notifier.core.codec import question_token
+from notifier.core.model import Option, Question, QuestionItem
 from notifier.sessions import engine_options, scan_once
 from notifier.system import paths
 
 from ..writer import append, ask, header
 
 NAME = "2026-01-01T00-00-01-000Z_00000000-0000-7000-8000-0000000000cc.jsonl"
+AT = 1_796_000_000.25  # when the remote's question was asked (a part of its token)
 
 
 def script(path: Path, text: str) -> None:
@@ -51,7 +54,7 @@ def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Config, Pat
 
 def shown(text: str, *labels: str) -> Question:
     """The question as the desktop was shown it (what its token is made of)."""
-    return Question("call_R", "question", (QuestionItem(text, options=tuple(Option(o) for o in labels)),), 1.0)
+    return Question("call_R", "question", (QuestionItem(text, options=tuple(Option(o) for o in labels)),), AT)
 
 
 @pytest.mark.parametrize("choice", ["-x", "--", "#1"])
@@ -61,7 +64,7 @@ def test_a_choice_that_starts_with_a_dash_is_a_choice_there(remote: Any, choice:
     append(
         f,
         header("/home/dev/proj"),
-        ask("call_R", "Which flag?", options=["-x", "--"] if choice == "#1" else [choice, "B"]),
+        ask("call_R", "Which flag?", options=["-x", "--"] if choice == "#1" else [choice, "B"], at=AT),
     )
     labels = ("-x", "--") if choice == "#1" else (choice, "B")
     token = question_token(shown("Which flag?", *labels))
@@ -74,7 +77,7 @@ def test_a_choice_that_starts_with_a_dash_is_a_choice_there(remote: Any, choice:
 def test_a_text_that_starts_with_a_dash_is_the_text_there(remote: Any) -> None:
     config, sessions, board = remote
     f = sessions / "proj" / NAME
-    append(f, header("/home/dev/proj"), ask("call_R", "Which flags?", args={"question": "Which flags?"}))
+    append(f, header("/home/dev/proj"), ask("call_R", "Which flags?", args={"question": "Which flags?"}, at=AT))
     token = question_token(shown("Which flags?"))
     for text in ("-y", "--timeout=1 -- x", "-"):
         code, said = answer_line(config, board, f"@devbox:{f}", "call_R", [], text, timeout=2, token=token)
@@ -84,8 +87,9 @@ def test_a_text_that_starts_with_a_dash_is_the_text_there(remote: Any) -> None:
 def test_the_remote_refuses_a_question_that_changed_since_it_was_shown(remote: Any) -> None:
     config, sessions, board = remote
     f = sessions / "proj" / NAME
-    append(f, header("/home/dev/proj"), ask("call_R", "Deploy to prod?", options=["Yes", "No"]))
-    for was in (shown("Deploy to staging?", "Yes", "No"), shown("Deploy to prod?", "No", "Yes")):
+    append(f, header("/home/dev/proj"), ask("call_R", "Deploy to prod?", options=["Yes", "No"], at=AT))
+    again = replace(shown("Deploy to prod?", "Yes", "No"), asked_at=AT - 60)  # (the same, asked before)
+    for was in (shown("Deploy to staging?", "Yes", "No"), shown("Deploy to prod?", "No", "Yes"), again):
         code, said = answer_line(
             config, board, f"@devbox:{f}", "call_R", ["1"], None, timeout=2, token=question_token(was)
         )

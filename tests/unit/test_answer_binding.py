@@ -7,12 +7,14 @@ typed and whether a key may have gone elsewhere."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from notifier.actions.answer import Seen, drive
 from notifier.actions.goto import Refused
+from notifier.core.codec import question_token
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.pi.keys import Step, bound, plan
 from notifier.pi.screens import find_dialog
@@ -151,13 +153,19 @@ def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() 
     waiting under that call is not that (or nothing waits), nothing goes anywhere."""
     from notifier.actions.answer import answer_line
     from notifier.config import Config
-    from notifier.core.model import SessionRef, SessionView, Snapshot, question_token
+    from notifier.core.model import SessionRef, SessionView, Snapshot
 
     view = SessionView(SessionRef("/s/a.jsonl", "sid", "/p", None), "needs_input", (A,), (), True, 1.0)
     shown = question_token(A)
     changed = Question("call_A", "question", (QuestionItem(B_TEXT, options=A.first.options),), 1.0)
     code, said = answer_line(Config(), Snapshot((view,)), "/s/a.jsonl", "call_A", ["2"], None, token=question_token(changed))
     assert code == 1 and "no longer the one shown" in said and "Delete the branch?" in said and shown in said
+    # The model gave its next call the same id and the same question (some providers number their
+    # calls per turn): the one shown was answered in the terminal, and this one is asked later.
+    first = replace(A, asked_at=1_796_000_000.0)
+    again = SessionView(view.ref, "needs_input", (replace(first, asked_at=first.asked_at + 4.2),), (), True, 5.2)
+    code, said = answer_line(Config(), Snapshot((again,)), "/s/a.jsonl", "call_A", ["2"], None, token=question_token(first))
+    assert code == 1 and "no longer the one shown" in said, said
 
 
 def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:

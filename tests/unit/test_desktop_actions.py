@@ -15,6 +15,7 @@ import pytest
 
 from notifier.config import Config
 from notifier.core.board import Board
+from notifier.core.codec import question_token
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import (
     Item,
@@ -26,7 +27,6 @@ from notifier.core.model import (
     SessionRef,
     Snapshot,
     Transition,
-    question_token,
 )
 from notifier.core.owners import Proc
 from notifier.core.planner import Silences

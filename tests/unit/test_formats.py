@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from notifier.core import codec
+from notifier.core.codec import question_token
 from notifier.core.model import (
     Option,
     Question,
@@ -18,7 +19,6 @@ from notifier.core.model import (
     SessionView,
     Snapshot,
     Transition,
-    question_token,
 )
 from notifier.store import Store
 from notifier.window.view import window_obj
@@ -65,12 +65,19 @@ def test_session_and_question_objects_have_the_contract_fields() -> None:
 
 
 def test_a_token_is_what_was_shown_of_a_question() -> None:
-    """The token changes with the call, the text or any option of any item, and only with them."""
+    """The token changes with the call, when it was asked (to the millisecond: as the contract's
+    times say it, so a question read back from JSON keeps its token), the text or any option of
+    any item, and only with them."""
     token = question_token(Q)
-    assert len(token) == 16 and int(token, 16) >= 0 and question_token(replace(Q, asked_at=9.0)) == token
+    assert len(token) == 16 and int(token, 16) >= 0 and question_token(replace(Q)) == token
+    at = 1_796_000_762.4239998  # ("…02.424Z", as a float)
+    for asked in (at, 1_796_000_762.4243567):
+        read_back = codec.parse_iso(codec.iso(asked))
+        assert read_back is not None and question_token(replace(Q, asked_at=read_back)) == question_token(replace(Q, asked_at=asked))
     item = Q.items[0]
     others = [
         replace(Q, tool_call_id="call-2"),
+        replace(Q, asked_at=Q.asked_at + 0.001),  # (the same call id and question, asked again)
         replace(Q, items=(replace(item, text="Pick two?"), *Q.items[1:])),
         replace(Q, items=(replace(item, options=item.options[::-1]), *Q.items[1:])),
         replace(Q, items=(*Q.items[:-1], replace(Q.items[-1], text=Q.items[-1].text + "!"))),

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from notifier.core.codec import question_token
 from notifier.core.commands import Answer
-from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef, question_token
+from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef
 from notifier.outputs.dbus import Once
 from notifier.outputs.render import REPLY, Server, abilities, choose, offer_line, render, takes_text
 
