@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 
 from notifier.actions import goto
 from notifier.cli.parser import fail, out, sessions_of
@@ -17,17 +16,6 @@ from notifier.core.codec import dumps
 from notifier.core.text import clean
 from notifier.remote import Remote
 from notifier.system.window_manager import has_display
-
-# Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
-# DEL, bidi and other format characters, line separators (JSON escapes C0 itself).
-_UNSHOWN = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
-
-
-def terminal_json(obj: object) -> str:
-    """``dumps(obj)`` for a terminal: the same JSON (``json.loads`` gives the same object), with
-    the characters a terminal would act on written as ``\\uXXXX`` escapes (tmux names are
-    anyone's: a window renamed by a program in it)."""
-    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", dumps(obj))
 
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
@@ -43,7 +31,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     except goto.Refused as exc:
         return fail(1, exc)
     if args.print:
-        out(terminal_json(target.location.obj() if target.location else None), "\n")
+        out(dumps(target.location.obj() if target.location else None), "\n")
         if target.location is None:
             return fail(1, f"no running pi has this session; {goto.resume_advice(target.view)}")
         return 0

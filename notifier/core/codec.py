@@ -65,17 +65,25 @@ def iso(ts: object) -> str:
     )
 
 
+# What a terminal would act on or a reader would not see, written as escapes by :func:`dumps`: C1
+# controls (an 8-bit CSI), bidi overrides and isolates, zero-width and line-separating characters.
+_UNSHOWN = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+
+
 def dumps(obj: Any) -> str:
-    """One line of valid UTF-8 JSON for anything our outputs hold. A name that is not UTF-8 (a
-    str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes: ``json.loads`` gives
-    back the same str, and ``os.fsencode`` of that the same bytes. NaN and infinities (which
-    JSON cannot say) become ``null``."""
+    """One line of valid UTF-8 JSON for anything our outputs hold, safe on a terminal. A name
+    that is not UTF-8 (a str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes:
+    ``json.loads`` gives back the same str, and ``os.fsencode`` of that the same bytes. So is
+    every character of :data:`_UNSHOWN` (anyone's: a folder name, a tool call id), where
+    ``json.loads`` gives back the same too. NaN and infinities (which JSON cannot say) become
+    ``null``."""
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:
         text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    # Surrogates only occur inside JSON strings, where "\udcff" is their own escape.
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    # Surrogates only occur inside JSON strings, where "\udcff" is their own escape; so do the others.
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _finite(obj: Any) -> Any:

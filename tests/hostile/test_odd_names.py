@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import uuid
 from pathlib import Path
@@ -128,6 +129,7 @@ def test_status_json_of_any_names_is_valid_json_that_gives_them_back(rows: list[
         views.append(SessionView(ref, state, (q,) if asks else (), (), alive, updated))
     text = dumps(status_obj(Snapshot(tuple(views))))
     text.encode("utf-8")
+    assert not re.search("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u200b]", text), text  # (escaped: a terminal shows it)
     out = strict_json(text)
     assert sorted(s["file"] for s in out["sessions"]) == sorted(v.ref.file for v in views)
     assert out["pending"] == sum(len(v.pending) for v in views)

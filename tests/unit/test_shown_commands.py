@@ -93,8 +93,10 @@ def test_the_tmux_attach_hint() -> None:
 # ---- what `goto --print --json` writes ----
 
 
-def test_goto_print_json_writes_what_a_terminal_acts_on_as_escapes() -> None:
-    from notifier.cli.goto import terminal_json
+def test_json_written_to_a_terminal_has_what_it_acts_on_as_escapes() -> None:
+    """Every JSON the commands print (``goto --print``, ``status --json``, ``run --json``,
+    ``history --json``) is written by one function."""
+    from notifier.core.codec import dumps as terminal_json
 
     where = {"pid": 5, "tmux": {"session": "w\x9b2J\u202egnp\u2028x\x7f\x1b]0;t\x07", "window": "1", "pane": "%3"}}
     text = terminal_json(where)
