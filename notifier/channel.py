@@ -52,7 +52,11 @@ BURST = 4000.0  # (the start-up re-sync of a remote, a hello with every open dia
 BYTES_PER_UNIT = 1024
 MAX_CONNECTIONS = 64  # open control connections
 MAX_PEERS = 64  # companion sockets followed at once (one pi each)
-MAX_DIALOGS = 64  # open dialogs one pi may have on the board
+MAX_DIALOGS = 16  # open dialogs one pi may have on the board (pi shows one at a time)
+# Characters in all strings of one dialog as the app keeps it (its title, a gate's whole command,
+# its options, the arguments of the tool that opened it; one string at most codec.MAX_STR): with
+# MAX_PEERS and MAX_DIALOGS, what extensions can make the app hold is bounded (tens of MB).
+DIALOG_CHARS = 32 << 10
 MAX_OUTPUT = 4 << 20  # bytes queued for one control connection (beyond the message being written)
 READ_PAUSE = 256 << 10  # with this much of its answers unread, a client's next requests wait
 IDLE_TIMEOUT = 10.0  # seconds a control connection that is not subscribed may sit without a request

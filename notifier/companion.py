@@ -34,8 +34,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args
 
-from notifier.channel import MAX_DIALOGS, MAX_LINE, MAX_PEERS, BadLine, Client, dial, encode, follow, parse_object
+from notifier.channel import (
+    DIALOG_CHARS,
+    MAX_DIALOGS,
+    MAX_LINE,
+    MAX_PEERS,
+    BadLine,
+    Client,
+    dial,
+    encode,
+    follow,
+    parse_object,
+)
 from notifier.core.board import add_dialogs, startup_key
+from notifier.core.codec import Budget, shrink
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,
@@ -226,6 +238,7 @@ def _typed(cls: type[E], obj: dict[str, Any], **known: Any) -> E:
 
 
 def dialog_from(obj: dict[str, Any]) -> ExtensionDialog:
+    obj = shrink(obj, Budget(chars=DIALOG_CHARS))  # (bounded: what it costs to hold, and to record)
     kind, options, at, remote = obj.get("kind"), obj.get("options"), obj.get("at"), obj.get("remote")
     if kind not in KINDS:
         raise BadLine("unknown dialog kind")
@@ -248,9 +261,10 @@ def parse(line: bytes | str) -> Event | None:
     cls = EVENTS.get(str(obj.get("event")))
     if cls is ExtensionDialog:
         return dialog_from(obj)
+    raw = obj.pop("dialogs", None)  # (a hello's: each bounded on its own, below)
+    obj = shrink(obj, Budget(chars=DIALOG_CHARS))  # (a closed dialog's answer is recorded)
     if cls is Hello:
-        raw = obj.get("dialogs")
-        return _typed(Hello, obj, dialogs=tuple(dialog_from(d) for d in raw if isinstance(d, dict))
+        return _typed(Hello, obj, dialogs=tuple(dialog_from(d) for d in raw[:MAX_DIALOGS] if isinstance(d, dict))
                       if isinstance(raw, list) else ())
     return None if cls is None else _typed(cls, obj)
 

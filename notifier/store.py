@@ -518,7 +518,13 @@ ADDED = (("notified", "reminders INTEGER NOT NULL DEFAULT 0"), ("history", "answ
 KEPT = ("notified", "pushed", "snoozes", "mutes", "bubbles")
 # Bounds of one history row (a question's text is not cut in run --json, but the store keeps a
 # record, not a copy: a hostile or huge question must not make the state folder grow by its size).
-ROW_LIMITS = {"text": 4000, "options": 2000, "header": 500, "name": 500, "cwd": 2000, "session_id": 200, "tool": 128}
+ROW_LIMITS = {"text": 4000, "options": 2000, "header": 500, "name": 500, "cwd": 2000, "session_id": 200, "tool": 128,
+              "file": 4096, "call_id": 512, "answer": 4000}
+
+
+def _row_key(t: Transition) -> tuple[str, str]:
+    """A question's history row: its (file, call_id), cut as the row's columns are."""
+    return t.session.key[: ROW_LIMITS["file"]], t.question.tool_call_id[: ROW_LIMITS["call_id"]]
 
 
 RESOLVED = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
@@ -688,13 +694,13 @@ class Store(Database):
     def record(self, transitions: Iterable[Transition]) -> None:
         with self.together():
             for t in transitions:
-                key = (t.session.key, t.question.tool_call_id)
+                key = _row_key(t)
                 if t.kind == "abandoned":
                     self._run("history", ABANDONED, key)
                     continue
                 self._asked(t)  # (resolved: asked before we were watching, recorded now)
                 if t.kind == "resolved":
-                    answer = clean(t.answer) if t.answer is not None else None
+                    answer = clean(t.answer)[: ROW_LIMITS["answer"]] if t.answer is not None else None
                     waited = t.waited_s if isinstance(t.waited_s, (int, float)) and 0 <= t.waited_s < 1e10 else 0.0
                     resolved_at = _time(t.question.asked_at) + waited
                     self._run("history", RESOLVED, (resolved_at, t.outcome, waited, answer, *key))

@@ -362,3 +362,29 @@ def test_a_question_tools_dialog_inside_another_call_is_that_sessions_question()
     assert question_of(gated, 0.0, catalog).options == ("Yes", "No")
     # a custom dialog with nothing to read its question from: the generic text, as before
     assert question_of(gate(**fields, tool="run_script", tool_input={"code": "x"}), 0.0, catalog).options == ()
+
+
+def test_what_a_dialog_and_its_answer_may_make_the_app_hold_is_bounded() -> None:
+    """A companion's dialog is bounded whatever it sends (a huge title, call id, arguments and
+    options), as a session line is; so is a closed dialog's answer, which history records."""
+    import json
+
+    from notifier.channel import DIALOG_CHARS, MAX_DIALOGS
+    from notifier.companion import Closed, Hello, parse
+    from notifier.core.codec import MAX_STR
+
+    def event(size: int) -> dict[str, Any]:
+        big = "x" * size
+        return {**dataclasses.asdict(gate()), "event": "dialog", "title": big, "tool_call_id": big,
+                "options": [big[:5000]] * 10, "tool_input": {"command": big}}  # fmt: skip
+
+    one = parse(json.dumps(event(300_000)))
+    hello = parse(json.dumps({"event": "hello", "dialogs": [event(3_000)] * (MAX_DIALOGS + 4)}))
+    assert isinstance(hello, Hello) and len(hello.dialogs) == MAX_DIALOGS
+    for d in (one, *hello.dialogs):
+        assert isinstance(d, ExtensionDialog)
+        kept = [d.title or "", d.tool_call_id or "", *(d.options or ()), *d.tool_input.values()]
+        assert sum(map(len, kept)) <= DIALOG_CHARS and len(d.title or "") <= MAX_STR
+        assert (d.title or "").startswith("xxx")  # (cut, not dropped)
+    closed = parse(json.dumps({"event": "closed", "id": "1", "answer": "x" * 900_000}))
+    assert isinstance(closed, Closed) and closed.answer is not None and len(closed.answer) <= MAX_STR

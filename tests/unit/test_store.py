@@ -243,3 +243,25 @@ def test_answers_are_kept_and_old_histories_get_the_column(tmp_path: Path) -> No
     rows = {r["call_id"]: r for r in store.history()}
     store.close()
     assert rows["c0"]["answer"] is None and rows["c1"]["answer"] == "No"  # (sanitized as stored)
+
+
+def test_a_huge_question_or_answer_keeps_one_bounded_history_row(tmp_path: Path) -> None:
+    """History keeps a record, not a copy: a call id, a file name or an answer of any size (a
+    companion's dialog may send them) makes one row of bounded size, answered as recorded."""
+    import os
+
+    from notifier.core.model import Question, QuestionItem, SessionRef, Transition
+
+    path = str(tmp_path / "state.db")
+    store = Store(path)
+    huge = "x" * 900_000
+    for n in range(3):
+        ref = SessionRef(f"/s/{n}{huge}.jsonl", "id", "/p", None)
+        q = Question(f"{n}{huge}", "bash", (QuestionItem("Allow?"),), time.time())
+        store.record([Transition("needs_input", ref, q, q.asked_at)])
+        store.record([Transition("resolved", ref, q, q.asked_at + 2, outcome="answered", answer=huge, waited_s=2)])
+    rows = store.history()
+    store.close()
+    assert len(rows) == 3 and all(r["outcome"] == "answered" and len(r["answer"]) <= 4000 for r in rows)
+    assert all(len(r["call_id"]) <= 512 and len(r["file"]) <= 4096 for r in rows)
+    assert os.path.getsize(path) < 200_000
