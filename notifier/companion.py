@@ -611,6 +611,7 @@ class CompanionWatcher:
         self.folder = folder or paths.runtime_dir()
         self._lock = threading.Lock()
         self._channels: dict[str, Client | None] = {}  # None: connecting
+        self._passed_over = False  # a socket was found while MAX_PEERS were followed: looked for once one ends
         self._watch: Watch | None = None
         self._stop = threading.Event()
 
@@ -648,6 +649,7 @@ class CompanionWatcher:
                 return
             if len(self._channels) >= MAX_PEERS:  # (one thread each: bounded)
                 say_once("companion", "peers", "more than %d companion sockets; ignoring the rest", MAX_PEERS)
+                self._passed_over = True
                 return
             self._channels[path] = None
         threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
@@ -678,9 +680,14 @@ class CompanionWatcher:
         finally:
             with self._lock:
                 self._channels.pop(path, None)
+                look_again, self._passed_over = followed and self._passed_over, self._passed_over and not followed
             if followed and not self._stop.is_set():
                 with contextlib.suppress(Exception):
                     self.callback(path, Disconnected(path))
+            if look_again and not self._stop.is_set():  # (a place is free: a pi passed over is followed now)
+                with contextlib.suppress(OSError):
+                    for other in list_sockets(self.folder):
+                        self._found(other)
 
     def _follow(self, path: str, peer: Client) -> None:
         """Hand on one connection's events until it ends (or the watcher stops)."""

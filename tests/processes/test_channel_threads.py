@@ -74,3 +74,33 @@ def test_companion_sockets_followed_at_once_are_capped(tmp_path: Path, monkeypat
         watch.stop()
         for s in listeners:
             s.close()
+
+
+def test_a_companion_socket_passed_over_at_the_cap_is_followed_once_a_place_frees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import notifier.companion as watcher
+
+    monkeypatch.setattr(watcher, "MAX_PEERS", 3)
+    folder = tmp_path / "run"
+    folder.mkdir(mode=0o700)
+    listeners = {}
+    for n in range(4):  # pis that never say hello: each connection waits
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(folder / f"ext-{n}.sock"))
+        s.listen(1)
+        listeners[str(folder / f"ext-{n}.sock")] = s
+    watch = watcher.CompanionWatcher(lambda path, event: None, str(folder))
+    watch.start()
+    try:
+        wait_for(lambda: len(watch.connected()) == 3, 10, "three connections")
+        (waiting,) = set(listeners) - set(watch.connected())
+        gone = watch.connected()[0]  # one of those pis quits: its socket goes with it
+        listeners.pop(gone).close()
+        os.unlink(gone)
+        wait_for(lambda: waiting in watch.connected(), 10, "the pi passed over, followed now")
+        assert sorted(watch.connected()) == sorted(listeners)
+    finally:
+        watch.stop()
+        for s in listeners.values():
+            s.close()
