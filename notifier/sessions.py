@@ -283,7 +283,8 @@ class BoardReader:
             if result.more:
                 self._more(path)
             if result.rewritten:
-                log.info("%s was rewritten; reading it again from the start", path)
+                if not self._once(path, "rewritten", "rewritten; reading it again from the start", level=logging.INFO):
+                    log.debug("%s was rewritten again; reading it again", path)  # (a writer that rewrites: said once)
                 events = self._read_bounded(tailer, fd)
                 if events is None:
                     return self.forget(path)
