@@ -138,7 +138,8 @@ def _boolean(name: str, default: bool, doc: str) -> Key:
     return Key(name, default, doc, "`true`, `false`", "true or false", kind=bool)
 
 
-_TOOLS_SAID = "tool names or glob patterns (letters, digits and _ . : / @ + - * ? [ ] !, up to 128 characters)"
+_TOOLS_SAID = ("tool names or glob patterns (letters, digits and _ . : / @ + - * ? !, a set in [ ], up to 128"
+               " characters)")
 _REMOTES = (
     f"a list of at most {MAX_REMOTES} tables, each with a unique 'name' (letters, digits, _ . -, up to"
     " 64) and either 'ssh' (an ssh destination) or 'command' (a list of strings), optionally"
@@ -152,7 +153,8 @@ SCHEMA: tuple[Key, ...] = (
         f"a list of at most {MAX_LIST} absolute folder paths (or starting with ~)",
         path=True, many=MAX_LIST, keep="unique"),
     Key("question_tools", [], "extra tool names (or glob patterns: 'mcp__*__ask*') to treat as questions",
-        f"up to {MAX_LIST} names or glob patterns: letters, digits, `_ . : / @ + - * ? [ ] !`, 1–128 characters",
+        f"up to {MAX_LIST} names or glob patterns: letters, digits, `_ . : / @ + - * ? !`, a set in `[ ]`,"
+        " 1–128 characters",
         f"a list of at most {MAX_LIST} {_TOOLS_SAID}", pattern=TOOL_NAME, length=128, many=MAX_LIST, keep="unique"),
     Key("ignore_tools", [], "question tool names (or glob patterns) never to treat as questions",
         f"up to {MAX_LIST} names, as `question_tools`",
@@ -439,10 +441,11 @@ def load(path: str, explicit: bool) -> Config:
 # Command-line options: the key each sets, and what an error says it takes (None: the key's words);
 # each gets the same checks as its key (parser.effective_config).
 OPTIONS: dict[str, tuple[str, str | None]] = {
-    "sessions_dirs": ("--sessions-dir", "a folder path, not empty"),
+    "sessions_dirs": ("--sessions-dir", "a folder path, not empty, without control characters"),
     "question_tools": (
         "--question-tool",
-        "a tool name or a glob pattern: letters, digits and _ . : / @ + - * ? [ ] !, 1–128 characters"
+        "a tool name or a glob pattern: letters, digits and _ . : / @ + - * ? !, a set in [ ] (each [ closed),"
+        " 1–128 characters"
         f" (at most {MAX_LIST} of them)",
     ),
     "liveness": ("--liveness", None),

@@ -474,8 +474,12 @@ def dialog_value(
         if text is None:
             raise UsageError("this dialog asks for a text: give it with --text TEXT")
         return text, text
-    if text is not None or len(choices) != 1:
+    if text is not None:
         raise UsageError(f"this {d.kind} dialog takes one choice, not --text")
+    if len(choices) != 1:
+        given = ", ".join(repr(clean(c, 40)) for c in choices[:4])
+        raise UsageError(f"this {d.kind} dialog takes one choice, not {len(choices)} ({given}; a first word that"
+                         " names no session is a choice too)")
     choice = choices[0] if choices[0].startswith("#") else clean(choices[0])
     rows = tuple(d.options or (CONFIRM_ROWS if d.kind == "confirm" else ()))
     if question is not None:

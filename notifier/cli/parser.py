@@ -254,6 +254,9 @@ def effective_config(args: argparse.Namespace) -> Config:
     if not config["sessions_dirs"]:
         config.values["sessions_dirs"] = [paths.default_sessions_dir()]
         config.sources["sessions_dirs"] = "pi's default"
+    for d in config["sessions_dirs"]:  # (one that does not exist yet is watched for)
+        if os.path.exists(d) and not os.path.isdir(d):
+            raise ConfigError(f"{config.sources['sessions_dirs']}: sessions folder {clean(d)} is a file, not a folder")
     return config
 
 

@@ -55,7 +55,7 @@ def render_status(status: dict[str, Any], now: float, show_all: bool, silences: 
     n = given if isinstance(given, int) else 0
     lines.append(f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}")
     if hidden:
-        lines[-1] += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
+        lines[-1] += f" ({hidden} session{'s' if hidden != 1 else ''} idle for over a day not shown; --all lists them)"
     said = _silenced_line(silences, sessions, now) if silences is not None else ""
     return "\n".join([*lines, said] if said else lines)
 

@@ -32,6 +32,8 @@ from ..writer import header, user
         (["answer", "--timeout", "inf", "1"], "--timeout takes"),
         (["answer", "--timeout", "-1", "1"], "--timeout takes"),
         (["answer", "s", "--call", "c1", "-x"], "unrecognized arguments"),  # (a dash word needs `--`)
+        (["status", "--sessions-dir", "pyproject.toml"], "is a file, not a folder"),  # (cwd: the repo)
+        (["status", "--sessions-dir", "a\x1b[31m"], "without control characters"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:

@@ -100,7 +100,7 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     lines = render_status(status, now, False, snoozed).splitlines()
     assert lines[1].split() == ["needs_input", "blog", "aaaaaaa1", "2", "min", "Pick", "one?"]
     assert lines[2].split() == ["working", "shop", "bbbbbbb2", "-", "bash"]
-    assert lines[3] == "3 sessions, 1 pending question (1 sessions idle for over a day not shown; --all lists them)"
+    assert lines[3] == "3 sessions, 1 pending question (1 session idle for over a day not shown; --all lists them)"
     assert lines[4] == "snoozed: session box · shop bbbbbbb2 for 10 min"
     assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())
 

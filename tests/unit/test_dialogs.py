@@ -146,6 +146,8 @@ def test_answer_values_are_exact_per_kind() -> None:
     ):
         with pytest.raises(UsageError):
             dialog_value(d, choices, text)
+    with pytest.raises(UsageError, match=r"one choice, not 2 \('p', 'Yes'; a first word that names no session"):
+        dialog_value(g, ["p", "Yes"], None)  # (answer p Yes, where p names no session)
 
 
 def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
