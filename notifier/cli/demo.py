@@ -69,7 +69,8 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
             return
         _write(session_file, parts[1], project, time.time())
         shown = app.alerts is not None and app.alerts.online
-        icon = "the tray icon turned red" if app.tray is not None else "no tray icon here (see 'pi-notifier doctor')"
+        docked = _docked(app)
+        icon = "the tray icon turned red" if docked else "no tray icon here (see 'pi-notifier doctor')"
         icon = icon if tray else "no tray icon (--no-tray)"
         if shown:
             say(f"→ The demo agent asked a question: a notification appeared and {icon}.")
@@ -82,7 +83,8 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
         if app.stop_event.wait(ANSWER_AFTER_S):
             return
         _write(session_file, parts[2], project, time.time())
-        say("→ Answered: the notification is gone and the icon is back to normal. The demo ends in 5 s.")
+        gone = [*(["the notification is gone"] if shown else []), *(["the icon is back to normal"] if docked else [])]
+        say(f"→ Answered{': ' + ' and '.join(gone) if gone else ''}. The demo ends in 5 s.")
         if not app.stop_event.wait(5):
             app.stop_event.set()
 
@@ -97,10 +99,17 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _docked(app: App) -> bool:
+    """Whether the demo's tray icon is shown: it has one, and a tray host runs to show it."""
+    from notifier.outputs.tray_hosts import look
+
+    return app.tray is not None and any(look()[0])
+
+
 def _where_to_read(app: App, session_file: str, asked: list[str]) -> str:
     """Where the demo's question can be read here (its folder is the demo's own: no other
     command sees it): the icon's window; else the window, opened now; else the terminal."""
-    if app.tray is not None:
+    if _docked(app):
         return "Open the window from the icon (a click, or its menu → Open window) to read and answer it."
     call = next(c for c in json.loads(asked[0])["message"]["content"] if c.get("type") == "toolCall")
     from notifier.app import has_display

@@ -931,3 +931,28 @@ def test_xorg_icon_changes_from_other_threads_leave_the_loop_connection_alone(de
     icon.stop()
     loop.join(10)
     assert not loop.is_alive()
+
+
+def test_the_demo_on_a_display_with_no_tray_host_does_not_say_the_icon_turned_red(desktop: dict[str, str]) -> None:
+    """The demo has a tray icon here, but no tray host runs to show it (a bare X server): it
+    says so, never that the icon turned red or that the window opens from it."""
+    import signal
+
+    from ..conftest import ROOT
+
+    demo = subprocess.Popen([sys.executable, "-m", "notifier", "demo"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=ROOT)  # fmt: skip
+    try:
+        assert demo.stdout is not None
+        lines = [demo.stdout.readline()]
+        while "The answer arrives" not in lines[-1]:
+            lines.append(demo.stdout.readline())
+            assert lines[-1], f"the demo ended early: {lines}"
+        said = "".join(lines)
+        assert "no tray icon here" in said and "turned red" not in said and "from the icon" not in said, said
+        demo.send_signal(signal.SIGTERM)
+        assert demo.wait(10) == 0
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
