@@ -202,3 +202,14 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
     path.write_text(header + "\n" + call("call_B", "question", ask))  # (call_A not waiting: nothing followed)
     with pytest.raises(Refused, match="no longer waiting"):
         AnswerJudge(options, str(path), "call_A")
+    # Answered in the terminal, then the model gave its next call the same id and the same question
+    # (some providers number calls per turn): that is another question, never typed into.
+    result = {"role": "toolResult", "toolCallId": "call_A", "toolName": "question", "timestamp": 2,
+              "content": [{"type": "text", "text": "User selected: 1. Keep"}]}  # fmt: skip
+    path.write_text(header + "\n" + call("call_A", "question", ask))
+    session = AnswerJudge(options, str(path), "call_A")
+    assert session.waits_alone() is None
+    with path.open("a") as f:
+        f.write(line(result) + call("call_A", "question", ask))
+    assert session.waits_alone() in ("pi has recorded an end of this question",
+                                     "pi has asked another question since ('Delete the branch?')")
