@@ -51,6 +51,7 @@ from notifier.pi.keys import (
     check_screen,
     check_usage,
     not_ours,
+    opened,
     options_said,
     plan_for,
     resolve,
@@ -293,6 +294,9 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, waits: Waits) 
     i = 0
     while i < len(steps):
         step = steps[i]
+        if seen.dialog is not None and opened(seen.dialog, step) and not_ours(seen.dialog, question, step) is None:
+            i += 1  # (the free-text row opened its input as it was highlighted: no key opens it)
+            continue
         seen = _send_checked(look, send, question, step, seen, waits, typed)
         if step.paste is not None:
             typed.append(f"the text ({len(step.paste)} characters, pasted)")
@@ -351,7 +355,7 @@ def _after(
         if gone is None:
             assert seen.dialog is not None
             moved = step.expect is None or seen.dialog.shows(step.expect)
-            if moved and unready(seen.dialog, following) is None:
+            if moved and (unready(seen.dialog, following) is None or opened(seen.dialog, following)):
                 return seen, None
             row = rows(seen.dialog).cursor
             again = reroute(row) if moved and reroute and row not in (None, following.cursor) else None

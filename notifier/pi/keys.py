@@ -67,6 +67,9 @@ class Step:
     # "list": a form's review (``item`` None): it shows each question's options at these rows chosen,
     # and the highlighted row of its list is the one that submits
     answers: tuple[tuple[int, ...], ...] | None = None
+    # "list": the key that opens the free-text row's input, not sent where that row opened its
+    # input as it was highlighted (:func:`opened`)
+    opens: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,8 +244,15 @@ def plan_list(
     row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step."""
     # (a review step submits a form; a question alone is submitted where its help says Enter does)
     submitted = submits or (review and len(question.items) > 1)
-    layout = Layout(toggle=toggle, ticks=toggles, submits=submitted, saves=toggles, review_reads=review)
+    # (an input whose Enter saves the text into the list, where Enter then submits it: a list
+    # whose Space selects and whose Enter submits)
+    layout = Layout(toggle=toggle, ticks=toggles, submits=submitted, saves=toggles and submits, review_reads=review)
     boxes = any(c is not None for c in shown.checked)
+    if shown.commit is not None and len(question.items) > 1 and any(it.multi for it in question.items):
+        raise Unsupported(
+            f"a form of {len(question.items)} questions whose multi-select questions are submitted by a row of"
+            f" their own ({clean(shown.texts[shown.commit], 20)!r}): answer it in the terminal; nothing was typed"
+        )
     return plan_rows(layout, question, choices, text, shown, boxes)
 
 
@@ -395,7 +405,13 @@ def _question(
             steps.append(Step(keys=(key,), cursor=row, cursor_text=rows.texts[row], checked=box, item=k))
             ticked = (*ticked, row)
         at = row
-    if layout.confirms:  # (Enter on the row reached; a row whose text shows its own box, ticked: by its boxes)
+    if item.multi and rows.commit is not None:  # (its row that submits the ticks: to it, then Enter there)
+        unread = (*(ticked if layout.box_in_text else ()), *(() if rows.other is None else (rows.other,)))
+        steps += _walk(rows, at, rows.commit, ticked if read else None, k, unread)
+        box = ticked if read else None
+        label = rows.texts[rows.commit]
+        steps.append(Step(("Enter",), cursor=rows.commit, cursor_text=label, checked=box, expect=expect, item=k))
+    elif layout.confirms:  # (Enter on the row reached; a row whose text shows its own box, ticked: by its boxes)
         text = None if layout.box_in_text and at in ticked else rows.texts[at]
         box = ticked if read else None
         steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
@@ -408,17 +424,20 @@ def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: b
     show; else the highlighted row."""
     if item.multi and layout.toggle is None:
         raise Unsupported(
-            "this multi-select dialog's help line does not say which key ticks a row: answer it in the terminal"
+            "this multi-select dialog's help line does not say which key ticks a row: answer it in the terminal;"
+            " nothing was typed"
         )
-    if item.multi and not layout.submits:
+    if item.multi and not layout.submits and rows.commit is None:
         raise Unsupported(
-            "this multi-select dialog's help line does not say that Enter submits: answer it in the terminal"
+            "this multi-select dialog's help line does not say that Enter submits, nor does it draw a row that"
+            " submits ('Submit', 'Next'): answer it in the terminal; nothing was typed"
         )
     if rows.cursor is None:
         raise Unsupported(_NO_CURSOR)
     if read and not boxes_readable(rows):
         raise Unsupported(
-            "this dialog ticks the rows chosen, but its rows show no check box to read back: answer it in the terminal"
+            "this dialog ticks the rows chosen, but its rows show no check box to read back: answer it in the"
+            " terminal; nothing was typed"
         )
     return rows.cursor
 
@@ -484,7 +503,7 @@ def _typed(layout: Layout, item: QuestionItem, text: str, rows: Rows) -> Plan:
             steps.append(Step(keys=("Enter",), cursor=row, cursor_text=f"{label}: {clean(text)}", expect=expect))
     else:  # (the input known by the help line below the rows)
         steps += [
-            Step(keys=(opens,), cursor=row, cursor_text=label, typing=False),
+            Step(keys=(opens,), cursor=row, cursor_text=label, typing=False, opens=True),
             Step(paste=text, typing=True),
             Step(keys=("Enter",), typing=True, typed=text),
         ]
@@ -499,8 +518,8 @@ _NO_CURSOR = (
 
 
 def boxes_readable(shown: Rows) -> bool:
-    """Whether every option's row shows a box (a free-text row may have none)."""
-    boxes = [on for i, on in enumerate(shown.checked) if i != shown.other]
+    """Whether every option's row shows a box (a free-text row may have none, a row that submits has none)."""
+    boxes = [on for i, on in enumerate(shown.checked) if i not in (shown.other, shown.commit)]
     return None not in boxes and len(shown.checked) == len(shown.texts)
 
 
@@ -558,7 +577,7 @@ def bound(
         now = rows(dialog)
         shown = now.texts
         if dialog.variant == "list":  # (read by its labels: the same labels, in the order drawn)
-            labels = [t for i, t in enumerate(shown) if i != now.other]  # (not its free-text row)
+            labels = [t for i, t in enumerate(shown) if i not in (now.other, now.commit)]  # (its options' rows)
             ok = sorted(labels) == sorted(o.label for o in it.options)
         else:
             own = drawn(LAYOUTS[dialog.variant], it).texts
@@ -574,6 +593,8 @@ def check_screen(dialog: Dialog, question: Question) -> str | None:
     question (``None``: it is); a known layout's editor open is refused as such."""
     if dialog.variant != "list" and dialog.shows(_EDITOR):
         return "the dialog is in its text editor (answer it in the terminal)"
+    if dialog.variant == "list" and dialog.typing:
+        return "the dialog has a text input open (answer it in the terminal)"
     return bound(dialog, question, 0, untouched=True)
 
 
@@ -653,13 +674,31 @@ def unready(dialog: Dialog, step: Step) -> str | None:
             return f"the dialog does not show {clean(text, 60)!r}"
     if step.typing is not None and dialog.typing != step.typing:
         return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
-    # (the text read in the open input below the rows, else wherever the dialog shows it)
-    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
+    # (the text read in the open input: below the rows, or its free-text row; else wherever the dialog shows it)
+    where = f"{_other_text(dialog)} {dialog.below}" if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
     if step.typed is not None and squash(step.typed) not in squash(where):
         return "the dialog does not show the text typed"
     if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
         return None if dialog.submits else "the form's review does not say that Enter submits it"
     return _rows_unready(rows(dialog), step)
+
+
+def _other_text(dialog: Dialog) -> str:
+    """What a list's free-text row reads, with the lines below it (an input open in the row itself
+    shows the text there, wrapped), not its row that submits."""
+    if dialog.variant != "list" or dialog.other_at is None:
+        return ""
+    return " ".join(line for n, line in enumerate(dialog.lines) if n >= dialog.other_at and n != dialog.commit_at)
+
+
+def opened(dialog: Dialog, step: Step) -> bool:
+    """Whether ``step``, the key that opens the free-text row's input, is not to be sent: that
+    row is highlighted and its input already open (a row that opens it as it is highlighted)."""
+    if not step.opens or not dialog.typing:
+        return False
+    now = rows(dialog)
+    at_row = now.other is not None and now.cursor == now.other == step.cursor
+    return at_row and _rows_unready(now, replace(step, cursor_text=None)) is None
 
 
 def _rows_unready(now: Rows, step: Step) -> str | None:

@@ -78,6 +78,8 @@ class Dialog:
     labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list); "review": its list's rows
     below: str = ""  # "list": what it draws below its rows (a help line, an open input), cleaned, on one line
     above: str = ""  # "list": what it draws above the question's text (a form's tab bar), cleaned, on one line
+    other_at: int | None = None  # "list": its free-text row (a line of ``raw``), if drawn
+    commit_at: int | None = None  # "list": its row that submits what is ticked ("Submit", "Next"), if drawn
 
     @cached_property
     def lines(self) -> tuple[str, ...]:
@@ -119,8 +121,9 @@ class Dialog:
     @property
     def typing(self) -> bool:
         """It shows an open input: its help says Enter saves or submits the text, and no longer
-        speaks of moving between or selecting rows."""
-        return bool(_INPUT_HELP.search(self.below)) and not self.helps
+        speaks of moving between or selecting rows; or it names the key that breaks a line of the
+        text ("Shift+Enter for newline": an editor has the keys)."""
+        return _typing(self.below)
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ class Rows:
     cursor: int | None
     checked: tuple[bool | None, ...] = ()  # "list": each row's radio or check box (None: none drawn)
     other: int | None = None  # "list": the row that opens a typed answer ("Other", "Type something"), if drawn
+    commit: int | None = None  # "list": the row below the options that submits what is ticked ("Submit", "Next")
 
 
 def find_dialog(screen: str) -> Dialog | None:
@@ -166,7 +170,7 @@ def find_dialog(screen: str) -> Dialog | None:
 def rows(dialog: Dialog) -> Rows:
     """The option rows the dialog shows (see the module's docstring for each tool's layout)."""
     if dialog.variant == "list":
-        return _listed(dialog.raw, dialog.labels)
+        return _listed(dialog.raw, dialog.labels, dialog.other_at, dialog.commit_at)
     if dialog.variant == "review":  # (its list of steps is its last lines)
         return _listed(dialog.raw[len(dialog.raw) - len(dialog.labels) :], dialog.labels)
     return _own_rows(dialog.raw, KNOWN[dialog.variant])
@@ -240,6 +244,30 @@ _MAX_OTHER_GAP = 6  # how many lines below the last option such a row may be (de
 # An open input's help: Enter saves or submits the text, and no row is navigated any more.
 _INPUT_HELP = re.compile(r"\benter(?: to)? (?:save|submit|send|confirm)", re.IGNORECASE)
 _LIST_HELP = re.compile(r"↑|↓|\bnavigate\b|\boptions?\b|\bselect\b|\btoggle\b", re.IGNORECASE)
+# An editor's help: the key that breaks a line of the text ("Shift+Enter for newline").
+_EDITING_HELP = re.compile(r"\bnew ?line\b", re.IGNORECASE)
+# A help line's shape, as data: parts set apart by "·", "•", "|"; each a key (a named one, arrows,
+# a chord, one character), then what it does ("to select", "for newline", "toggle").
+_HINT_SEPARATOR = re.compile(r"\s+[·•|]\s+")
+_KEY_NAME = (
+    r"(?:(?:ctrl|alt|shift|cmd|meta|option)\+\S+|enter|return|esc(?:ape)?|space|tab|backspace|delete|home|end"
+    r"|pg ?up|pg ?down|[↑↓←→]+)"
+)
+_NAMED_KEY = re.compile(rf"^(?:press )?{_KEY_NAME}(?:/(?:{_KEY_NAME}|\S))*(?=[\s:]|$)", re.IGNORECASE)
+_HINT_PART = re.compile(
+    rf"^(?:press )?(?:{_KEY_NAME}(?:/(?:{_KEY_NAME}|\S))*:? (?:(?:to|for) )?\w|\S (?:to|for) \w)", re.IGNORECASE
+)
+# The row that submits what is ticked, by what it reads (words as data).
+_COMMIT_ROW = re.compile(r"^(?:submit|next|done|continue|confirm|finish)(?: answers?)?$", re.IGNORECASE)
+_CURSOR_ROW = re.compile(rf"^\s*[{CURSOR_MARKS}]")
+_ANY_ROW = re.compile(
+    rf"^(?P<prefix>\s*(?:[{CURSOR_MARKS}]\s*)?(?:{_STATE}\s*)?(?:\d+[.)]\s*)?(?:{_STATE}\s*)?)(?P<label>.*?)\s*$"
+)
+
+
+def _typing(below: str) -> bool:
+    """Whether what a list draws below its rows shows an open input (:attr:`Dialog.typing`)."""
+    return (bool(_INPUT_HELP.search(below)) and not _LIST_HELP.search(below)) or bool(_EDITING_HELP.search(below))
 
 
 def noted(shown: str, label: str) -> bool:
@@ -294,7 +322,11 @@ def _text_at(squashed: list[str], start: int, want: str) -> int | None:
 def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
     """A dialog of any tool that asks ``text`` and draws ``labels`` as a list, at the bottom of
     the screen: the last lines that show the question's text, then every label on a row of its
-    own (in any order, each once, within 60 lines). ``None`` when the screen does not show it so."""
+    own (in any order, each once, within 60 lines), then the rows of its own below them where
+    drawn: a free-text row (:func:`_other_row`; or, its input open, :func:`_open_row`) and a row
+    that submits what is ticked (:func:`_commit_row`). What it draws below them down to its bottom
+    rule, and the help lines just under that rule, are ``below``. ``None`` when the screen does not
+    show it so."""
     if not labels or not clean(text):
         return None
     raw = screen.splitlines()
@@ -313,12 +345,56 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
                 seen[row[0]] = n
         if len(seen) != len(labels):
             return None
-        last = _other_row(raw, max(seen.values())) or max(seen.values())  # (ending at its free-text row, if any)
-        lines = tuple(raw[start : last + 1])
-        below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
+        # (ending at its free-text row and at its row that submits the ticks, where it draws them)
+        last = max(seen.values())
+        other = _other_row(raw, last)
+        if other is None and _typing(_said_below(raw, last)):  # (a free-text row that is the open input itself)
+            other = _open_row(raw, last, labels)
+        commit = _commit_row(raw, last if other is None else other)
+        end = max(n for n in (last, other, commit) if n is not None)
+        lines = tuple(raw[start : end + 1])
+        below = _said_below(raw, end)
         above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
-        return Dialog("list", lines, start, labels, below, above)
+        at = {n: None if n is None else n - start for n in (other, commit)}
+        return Dialog("list", lines, start, labels, below, above, at[other], at[commit])
     return None
+
+
+def _said_below(raw: list[str], end: int) -> str:
+    """What a list draws below its last row (``end``), cleaned, on one line: its lines down to its
+    own bottom rule, then the help lines drawn just under that rule (:func:`_help_under`)."""
+    tail = raw[end + 1 : end + 1 + _MAX_LIST_LINES]
+    inside = _to_border(tail)
+    return " ".join(clean(line) for line in [*inside, *_help_under(tail[len(inside) :])])
+
+
+def _help_under(lines: list[str]) -> list[str]:
+    """The help lines a dialog draws just under its bottom rule (``lines`` start at that rule):
+    after blank lines, each line that reads as key hints (:func:`_key_hints`), down to the first
+    that does not. Nothing where ``lines`` do not start at a rule."""
+    if not lines or not _BORDER.match(lines[0].rstrip()):
+        return []
+    n = 1
+    while n < len(lines) and n <= 2 and not clean(lines[n]):
+        n += 1
+    found = []
+    while n < len(lines) and _key_hints(clean(lines[n])):
+        found.append(lines[n])
+        n += 1
+    return found
+
+
+def _key_hints(line: str) -> bool:
+    """Whether a line reads as a help line of key hints: parts set apart by "·", "•" or "|",
+    each a key and what it does ("Enter to select", "↑/↓ to navigate", "Space toggle", "n to add
+    notes"; the last may be cut short with "…"), at least two, one naming a key by its name or
+    an arrow."""
+    parts = [p.strip() for p in _HINT_SEPARATOR.split(line.strip())]
+    if parts and parts[-1].endswith("…"):
+        parts.pop()
+    if len(parts) < 2 or not all(_HINT_PART.match(p) for p in parts):
+        return False
+    return any(_NAMED_KEY.match(p) for p in parts)
 
 
 def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | None:
@@ -418,6 +494,30 @@ def _to_border(lines: list[str]) -> list[str]:
     return lines[:end]
 
 
+def _open_row(raw: list[str], last: int, labels: tuple[str, ...]) -> int | None:
+    """The screen line of a free-text row that is the open input itself, just below the last
+    option's row: the one row there with a cursor mark, that reads no option (it shows the text
+    typed, or nothing yet)."""
+    for n in range(last + 1, min(len(raw), last + 1 + _MAX_OTHER_GAP)):
+        if _BORDER.match(raw[n].rstrip()):
+            return None
+        if _CURSOR_ROW.match(raw[n]) and _row_of(raw[n], labels) is None:
+            return n
+    return None
+
+
+def _commit_row(raw: list[str], after: int) -> int | None:
+    """The screen line of the row that submits what is ticked ("Submit", "Next"), drawn just
+    below the free-text row (else the last option's row), without a box of its own."""
+    for n in range(after + 1, min(len(raw), after + 1 + _MAX_OTHER_GAP)):
+        if _BORDER.match(raw[n].rstrip()):
+            return None
+        m = _ROW.match(raw[n])
+        if m is not None and _COMMIT_ROW.match(clean(m.group("label"))) and not re.search(_STATE, m.group("prefix")):
+            return n
+    return None
+
+
 def _other_row(raw: list[str], last: int) -> int | None:
     """The screen line of the row that opens a typed answer, just below the last option's row."""
     for n in range(last + 1, min(len(raw), last + 1 + _MAX_OTHER_GAP)):
@@ -427,16 +527,27 @@ def _other_row(raw: list[str], last: int) -> int | None:
     return None
 
 
-def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
-    """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
-    has a cursor mark (none or several: not known)."""
-    found = [(labels[row[0]], row[1]) for row in (_row_of(line, labels) for line in raw) if row is not None]
-    other = None
-    last = raw[-1] if raw else ""
-    if found and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
-        m = _ROW.match(last)
-        other = len(found)
-        found.append((clean(m.group("label")), m.group("prefix")) if m is not None else (clean(last), ""))
+def _listed(
+    raw: tuple[str, ...], labels: tuple[str, ...], other_at: int | None = None, commit_at: int | None = None
+) -> Rows:
+    """The rows of a list dialog in screen order (its options' rows, then its free-text row and
+    its row that submits, at those lines where drawn); the highlighted one is the one row whose
+    prefix has a cursor mark (none or several: not known)."""
+    extra = {n for n in (other_at, commit_at) if n is not None}
+    found = [
+        (labels[row[0]], row[1])
+        for row in (_row_of(line, labels) for n, line in enumerate(raw) if n not in extra)
+        if row is not None
+    ]
+    other = commit = None
+    for n in sorted(extra):
+        m = _ANY_ROW.match(raw[n])
+        assert m is not None  # (it matches any line)
+        if n == other_at:
+            other = len(found)
+        else:
+            commit = len(found)
+        found.append((clean(m.group("label")), m.group("prefix")))
     marked = [i for i, (_, prefix) in enumerate(found) if any(c in prefix for c in CURSOR_MARKS)]
     checked = tuple(True if _CHECKED.search(p) else False if _UNCHECKED.search(p) else None for _, p in found)
-    return Rows(tuple(t for t, _ in found), marked[0] if len(marked) == 1 else None, checked, other)
+    return Rows(tuple(t for t, _ in found), marked[0] if len(marked) == 1 else None, checked, other, commit)

@@ -56,6 +56,7 @@ def tmux(socket: str, *args: str, input: str | None = None) -> str | None:
 # ``#{C/r:REGEX}`` (tmux >= 3.2) is the number of the first line of the pane that matches.
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
 SHOWING_SINCE = (3, 2)
+_PAD = " \t"
 _SENT, _CHANGED = "pi-notifier:sent", "pi-notifier:changed"
 
 
@@ -71,9 +72,11 @@ def showing(screen: Sequence[str], wanted: range) -> str:
     line of the pane that reads so: each distinct line is checked where it first appears."""
     cond = "#{==:#{pane_in_mode},0}"
     first: dict[str, int] = {}
+    # (only the spaces a capture pads with are cut: a no-break space a tool draws, as an empty
+    # input's cursor cell, is a character of the line, which [[:space:]] does not match)
     for n, line in enumerate(screen):
-        first.setdefault(line.rstrip(), n)
-    for body in dict.fromkeys(screen[n].rstrip() for n in wanted if n < len(screen)):
+        first.setdefault(line.rstrip(_PAD), n)
+    for body in dict.fromkeys(screen[n].rstrip(_PAD) for n in wanted if n < len(screen)):
         if not body.strip():
             continue
         pattern = "^" + _ERE_SPECIAL.sub(r"\\\1", body) + "[[:space:]]*$"

@@ -4,6 +4,9 @@ which pi-notifier has no key map for; its dialog is read as a list (the question
 numbered rows, "❯" on the highlighted one) and answered key by key, and what the tool recorded is
 the option chosen. A form of several questions in that layout ends in a review step (its tab bar
 names it): each question answered in turn, the review read back, then its Submit row confirmed.
+Its help line is drawn under the dialog's bottom rule: a multi-select question ("Space to toggle")
+is ticked, then submitted on its own "Submit" row; its "Type something." row, an input that opens
+as it is highlighted, takes a typed answer.
 
 Also TianZuo555's pi-ask-user (`ask_user`, from its repository's packages/pi-ask-user): rows with
 check boxes ("› [ ] label — description") and "Space select · Enter submit": Space on the chosen
@@ -106,6 +109,51 @@ def test_a_form_not_at_its_first_question_is_refused_before_any_key(tmp_path: Pa
         assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
         assert r.stderr.rstrip().endswith("nothing was typed") and "does not show this question" in r.stderr
         assert pi.screen() == before and results(pi.session_text()) == []
+
+
+MULTI = {"questions": [{"question": "Which tasks are we planning now?", "header": "Tasks", "multiSelect": True,
+                        "options": opts("Bug fix", "New feature", "Refactor")}]}  # fmt: skip
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+def test_a_multi_select_list_is_ticked_then_submitted_on_its_own_submit_row(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer CALL 1 3` on rpiv's multi-select question ("❯ 1. [ ] Bug fix" rows, then "Type
+    something." and "Submit"; its help, under the dialog's bottom rule, says "Space to toggle", and
+    its Enter ticks a row too): rows 1 and 3 ticked with Space, every box read back, then down past
+    the free-text row (its input opens as it is highlighted) to "Submit", and Enter there."""
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", MULTI) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which tasks")
+        wait_for(lambda: pending(pi) and "❯ 1. [ ] Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "1", "3", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["selected"] == ["Bug fix", "Refactor"], result
+        assert done.stdout == f"answered: {result['content'][0]['text']}\n"
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+@pytest.mark.parametrize("args", [ONE, MULTI], ids=["single", "multi"])
+def test_a_typed_answer_goes_into_a_free_text_row_that_opens_as_it_is_highlighted(
+    tmp_path: Path, tmux_server: Tmux, args: dict[str, Any]
+) -> None:
+    """`answer CALL --text TEXT` on rpiv's question (single- or multi-select): down to "Type
+    something.", whose input opens as it is highlighted (the help under the dialog's rule then
+    says "Shift+Enter for newline"), so no key opens it; the text pasted, read back in that row,
+    then Enter; the tool records the text as a custom answer."""
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", args) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ 1. " in pi.screen() and "Type something." in pi.screen(), 30, "the dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "--text", "Docs first, then the fix", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        (answer,) = result["details"]["answers"]
+        assert (answer["kind"], answer["answer"]) == ("custom", "Docs first, then the fix"), result
 
 
 @pytest.mark.skipif(not ASK_USER.exists(), reason=f"pi-ask-user is not in {ASK_USER.parent} (set PI_NOTIFIER_PI_ASK_USER_DIR)")

@@ -146,6 +146,10 @@ def test_the_tmux_condition_is_literal_text() -> None:
     # where tmux finds each line: the first line that reads so (tmux counts lines from 1)
     assert ",4}" in cond and ",2}" in cond and ",1}" in cond and ",6}" not in cond
     assert r"\#}" in cond and "#," in cond and r"\[d\]" in cond and r"\(e\)\?" in cond and r"f\*\+" in cond
+    # a no-break space a tool draws at a line's end (an empty input's cursor cell) is part of the
+    # line, which tmux's [[:space:]] does not match; only the capture's padding is cut
+    cond = showing(["> 4. [ ] \xa0  ", "  Submit   "], range(2))
+    assert "4\\. \\[ \\] \xa0[[:space:]]*$" in cond and "Submit[[:space:]]*$" in cond
 
 
 def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() -> None:

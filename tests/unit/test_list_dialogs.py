@@ -677,3 +677,176 @@ def test_a_review_without_a_list_is_confirmed_where_it_says_enter_submits(slips:
 
     assert find_review(tool.screen(), (("Cache",), ("Release",))) is not None
     assert find_review(odd, (("Cache",), ("Release",))) is None
+
+
+class UnderRule:
+    """A list whose help line is drawn under its bottom rule, as such tools draw one: numbered
+    rows (check boxes on a multi-select question's), a description under each, then "Type
+    something." (a free-text row that is the input itself: it opens as it is highlighted, shows
+    the text typed in the row, and the help then names the newline key) and, on a multi-select
+    question, a "Submit" row. Space or Enter ticks a row of a multi-select question (Enter does not
+    submit it): Enter on "Submit" does; Enter on a single-select row chooses it; Enter in the
+    input submits what it holds, even nothing."""
+
+    def __init__(self, multi: bool, help_under: bool = True) -> None:
+        self.multi, self.help_under, self.cursor, self.buffer = multi, help_under, 0, ""
+        self.ticked: set[int] = set()
+        self.submitted: object = None
+
+    @property
+    def open(self) -> bool:
+        return self.cursor == len(LABELS)
+
+    def screen(self) -> str:
+        body = []
+        for i, label in enumerate(LABELS):
+            box = f"[{'✔' if i in self.ticked else ' '}] " if self.multi else ""
+            body += [f"{'❯ ' if i == self.cursor else '  '}{i + 1}. {box}{label}", f"     about {label.lower()}"]
+        box = "[ ] " if self.multi else ""
+        n = len(LABELS) + 1
+        body.append(f"❯ {n}. {box}{self.buffer}\xa0" if self.open else f"  {n}. {box}{self.buffer or 'Type something.'}")
+        if self.multi:
+            body.append(f"{'❯ ' if self.cursor == n else '  '}Submit")
+        hints = ["Enter to select", "↑/↓ to navigate", *(["Space to toggle"] if self.multi else [])]
+        hints += [*([] if self.open else ["n to add notes"]), "Esc to cancel", "Ctrl+] to collapse"]
+        hints += ["Shift+Enter for newline", "Ctrl+U to clear"] if self.open else []
+        under = ["", " " + " · ".join(hints)] if self.help_under else []
+        return "\n".join(["─" * 60, "", " Which caches?", "", *body, "", "─" * 60, *under])
+
+    def send(self, step: Step, seen: object) -> bool:
+        key = step.keys[0] if step.keys else None
+        last = len(LABELS) + (1 if self.multi else 0)
+        if step.paste is not None:
+            self.buffer += step.paste if self.open else ""
+        elif key in ("Up", "Down"):
+            self.cursor = max(0, min(last, self.cursor + (1 if key == "Down" else -1)))
+        elif self.open and key == "Enter":
+            self.submitted = ("custom", self.buffer)
+        elif key == "Enter" and self.cursor == len(LABELS) + 1:
+            self.submitted = sorted(LABELS[i] for i in self.ticked)
+        elif self.cursor < len(LABELS) and (key == "Space" or key == "Enter") and self.multi:
+            self.ticked ^= {self.cursor}
+        elif self.cursor < len(LABELS) and key == "Enter":
+            self.submitted = LABELS[self.cursor]
+        return True
+
+    def look(self) -> object:
+        from notifier.actions.answer import Seen
+
+        return lambda: Seen(find_list(self.screen(), MULTI.first.text if self.multi else "Which caches?", LABELS))
+
+
+Q_CACHES = Question("s1", "ask_user_question", (QuestionItem("Which caches?", options=Q.first.options),), 1.0)
+
+
+def test_the_help_line_under_a_dialogs_bottom_rule_is_read_as_its_help() -> None:
+    """A help line of key hints just under the dialog's frame is its help ("Space to toggle");
+    a line there that reads no key hints (pi's footer) is not, nor one below another row."""
+    from notifier.pi.keys import plan_for
+
+    tool = UnderRule(multi=True)
+    dialog = find_list(tool.screen(), "Which caches?", LABELS)
+    assert dialog is not None and (dialog.toggles, dialog.toggle_key, dialog.submits) == (True, "Space", False)
+    shown = rows(dialog)
+    assert (shown.other, shown.commit, shown.cursor) == (3, 4, 0) and shown.texts[3:] == ("Type something.", "Submit")
+    assert shown.checked == (False, False, False, False, None) and check_screen(dialog, MULTI) is None
+    # the same list, under its rule a footer and not a help line: refused as before, nothing typed
+    for under in ("~/project (main)", "↑0 ↓0 $0.000 0.0%/128k (auto) · mock-model", "x · y"):
+        bare = find_list(tool.screen().replace(tool.screen().splitlines()[-1], f" {under}"), "Which caches?", LABELS)
+        assert bare is not None and bare.toggle_key is None
+        with pytest.raises(Unsupported, match="which key ticks a row: answer it in the terminal; nothing was typed"):
+            plan_for(bare, MULTI, ["1", "3"], None)
+    # a single-select list's help under its rule does not make it tick: Down, then Enter on the row
+    single = UnderRule(multi=False)
+    one = find_list(single.screen(), "Which caches?", LABELS)
+    assert one is not None and not one.toggles and one.helps and rows(one).commit is None
+    assert [s.keys for s in plan_for(one, Q_CACHES, ["2"], None).steps] == [("Down",), ("Enter",)]
+
+
+def test_a_multi_select_list_with_a_submit_row_is_ticked_then_submitted_on_that_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`answer CALL 1 3` where Enter ticks a row too: each chosen row ticked with Space, then down
+    past the free-text row (its input open while it is highlighted: its text not read) to "Submit",
+    Enter there only once exactly the chosen boxes read ticked."""
+    from notifier.actions.goto import Refused
+    from notifier.pi.keys import plan_for
+
+    tool = UnderRule(multi=True)
+    look = tool.look()
+    done = plan_for(look().dialog, MULTI, ["1", "3"], None)  # type: ignore[operator]
+    assert [(s.keys, s.cursor, s.cursor_text, s.checked) for s in done.steps] == [
+        (("Space",), 0, "Redis", ()), (("Down",), 0, "Redis", (0,)), (("Down",), 1, "Memcached", (0,)),
+        (("Space",), 2, "None", (0,)), (("Down",), 2, "None", (0, 2)), (("Down",), 3, None, (0, 2)),
+        (("Enter",), 4, "Submit", (0, 2)),
+    ]  # fmt: skip
+    drive(look, tool.send, MULTI, done, lambda: None)  # type: ignore[arg-type]
+    assert tool.submitted == ["None", "Redis"]
+    # a tick lost: the boxes do not read as chosen, so no Enter reaches "Submit"
+    tool = UnderRule(multi=True)
+    sent: list[tuple[str, ...]] = []
+
+    def lossy(step: Step, seen: object) -> bool:
+        sent.append(step.keys)
+        return True if step.keys == ("Space",) and len(sent) > 1 else tool.send(step, seen)
+
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused):
+        drive(tool.look(), lossy, MULTI, done, lambda: None)  # type: ignore[arg-type]
+    assert ("Enter",) not in sent and tool.submitted is None
+    # a form whose multi-select question is submitted by such a row: refused before any key
+    form = Question("f2", "ask_user_question", (MULTI.first, FORM.items[1]), 1.0)
+    with pytest.raises(Unsupported, match="row of their own .* nothing was typed"):
+        plan_for(UnderRule(multi=True).look()().dialog, form, ["1,3", "1"], None)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_a_typed_answer_goes_into_a_free_text_row_that_opens_as_it_is_highlighted(
+    multi: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`answer --text TEXT`: down to the free-text row, whose input opens as it is highlighted (so
+    no key opens it: Enter there would submit it empty), the text pasted once the input shows
+    open, Enter once the text reads back in the row."""
+    from dataclasses import replace
+
+    from notifier.actions.goto import Refused
+    from notifier.pi.keys import plan_for, unready
+
+    question = MULTI if multi else Q_CACHES
+    tool = UnderRule(multi)
+    look = tool.look()
+    done = plan_for(look().dialog, question, [], "a Redis cluster, please")  # type: ignore[operator]
+    sent: list[tuple[str, ...]] = []
+
+    def send(step: Step, seen: object) -> bool:
+        sent.append(step.keys or ("paste",))
+        return tool.send(step, seen)
+
+    drive(look, send, question, done, lambda: None)  # type: ignore[arg-type]
+    assert sent == [("Down",), ("Down",), ("Down",), ("paste",), ("Enter",)]
+    assert tool.submitted == ("custom", "a Redis cluster, please")
+    # a text the row wraps onto lines below it (above its "Submit" row) reads back there too
+    tool = UnderRule(multi)
+    tool.cursor, tool.buffer = len(LABELS), "a Redis cluster, please"
+    wrapped = find_list(tool.screen().replace("cluster, please", "cluster,\n          please"), "Which caches?", LABELS)
+    assert wrapped is not None and wrapped.typing and unready(wrapped, done.steps[-1]) is None
+    assert unready(wrapped, replace(done.steps[-1], typed="a Redis cluster, thanks")) is not None
+    # the paste lost: the text does not read back, so no Enter submits the input empty
+    tool = UnderRule(multi)
+    sent.clear()
+
+    def lossy(step: Step, seen: object) -> bool:
+        sent.append(step.keys or ("paste",))
+        return True if step.paste is not None else tool.send(step, seen)
+
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused):
+        drive(tool.look(), lossy, question, done, lambda: None)  # type: ignore[arg-type]
+    assert sent[-1] == ("paste",) and tool.submitted is None
+    # the input already open at the first look (the highlight left on that row): refused before any key
+    tool = UnderRule(multi)
+    tool.cursor = len(LABELS)
+    dialog = tool.look()().dialog  # type: ignore[operator]
+    assert dialog is not None and dialog.typing and "text input open" in (check_screen(dialog, question) or "")
+    # without its help under the rule, the input cannot be read: refused before any key, as before
+    bare = UnderRule(multi, help_under=False).look()().dialog  # type: ignore[operator]
+    with pytest.raises(Unsupported, match="no help line .* nothing was typed"):
+        plan_for(bare, question, [], "a Redis cluster")
