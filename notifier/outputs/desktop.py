@@ -305,8 +305,9 @@ class Screen:
             return
         keys = shown.notice.question_keys
         replaces = shown.server_id
+        taken = 0
         if not replaces and self._server_key():  # a bubble a run before ours left with these questions:
-            replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up; drawn
+            replaces = taken = self.bubbles.take(keys) or 0  # re-used, not a second one popping up; drawn
             # anew, so that it reads what waits now and its buttons are ours (a server may send a
             # click only to the connection that showed the bubble: dunst does)
         message = render(shown.notice, self.show_text, backend.markup)
@@ -336,7 +337,9 @@ class Screen:
                     self._recorded(DISMISSED, sorted(self.bubbles.dismissed) or None)
         self.store.commit()  # (in the file before anything else)
         if server_id is None:
-            return
+            if taken:  # (the server refused to draw it anew, e.g. Plasma's "too many similar
+                shown.server_id, shown.closed = taken, False  # notifications": it still shows
+            return  # them, as recorded, and is closed with them)
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
             self._close(nid)
 

@@ -299,3 +299,26 @@ def test_a_question_put_back_where_no_bubble_is_left_is_not_heard() -> None:
     after.close_leftovers({A})
     after.put(dataclasses.replace(notice, restored=True))
     assert server.replaced[-1] == 0 and server.messages[-1].silent
+
+
+def test_a_left_bubble_the_server_refuses_to_redraw_is_still_closed_with_its_question() -> None:
+    """Plasma refuses a notification too like the one before it, too soon after it ("too many
+    similar notifications"): a restart's redraw of the bubble a killed run left. That bubble still
+    shows the question: it is this run's, and closed once the question is over, never left behind."""
+    from notifier.outputs.dbus import BackendError
+
+    class Refusing(FakeServer):
+        def show(self, message: Message, replaces: int) -> int:
+            if replaces:
+                raise BackendError("ExcessNotificationGeneration: Created too many similar notifications")
+            return super().show(message, replaces)
+
+    store = Store(None)
+    server = Refusing("bus-1/:1.7")
+    _screen(server, store).put(_notice(1, "a", "q1"))  # (then killed)
+    after = _screen(server, store)
+    after.put(dataclasses.replace(_notice(1, "a", "q1"), restored=True))
+    assert store.bubbles() == {("bus-1/:1.7", 1): {A}}  # (recorded before the call, and kept)
+    after.withdraw(1)  # (the question is over: its notice withdrawn)
+    after.ended({A})
+    assert server.closed == [1] and store.bubbles() == {}
