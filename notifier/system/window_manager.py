@@ -330,9 +330,10 @@ def window_display(env: Mapping[str, str] = os.environ) -> tuple[dict[str, str] 
         return None, "no display to show the window on (DISPLAY and WAYLAND_DISPLAY are unset)"
     found = xwayland_display(wayland_server_pid(env))
     if found is None:
+        how = " (sway: 'xwayland enable')" if env.get("SWAYSOCK") else ""
         return None, (
-            "the window needs X (Tk) and this Wayland desktop offers no XWayland"
-            " (sway: 'xwayland enable'); notifications and the tray still work"
+            f"the window needs X (Tk) and this Wayland desktop offers no XWayland{how}; notifications and the"
+            " tray still work"
         )
     extra = {"DISPLAY": found}
     runtime = glob.escape(env.get("XDG_RUNTIME_DIR") or "/nonexistent")

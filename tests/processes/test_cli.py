@@ -481,3 +481,13 @@ def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
         proc.wait()
 
 
+def test_a_wayland_desktop_without_xwayland_is_told_how_only_where_it_is_sway(tmp_path: Path) -> None:
+    """The window needs X: where the compositor offers no XWayland, the line says so, and how to
+    turn it on only on sway (on GNOME or KDE that setting means nothing)."""
+    from notifier.system.window_manager import window_display
+
+    env = {"WAYLAND_DISPLAY": "wayland-none", "XDG_RUNTIME_DIR": str(tmp_path)}  # (nobody listens there)
+    extra, said = window_display(env)
+    assert extra is None and "offers no XWayland" in said and "sway" not in said, said
+    extra, said = window_display({**env, "SWAYSOCK": str(tmp_path / "sway-ipc.sock")})
+    assert extra is None and "(sway: 'xwayland enable')" in said, said
