@@ -244,8 +244,12 @@ _MAX_OTHER_GAP = 6  # how many lines below the last option such a row may be (de
 # An open input's help: Enter saves or submits the text, and no row is navigated any more.
 _INPUT_HELP = re.compile(r"\benter(?: to)? (?:save|submit|send|confirm)", re.IGNORECASE)
 _LIST_HELP = re.compile(r"↑|↓|\bnavigate\b|\boptions?\b|\bselect\b|\btoggle\b", re.IGNORECASE)
-# An editor's help: the key that breaks a line of the text ("Shift+Enter for newline").
-_EDITING_HELP = re.compile(r"\bnew ?line\b", re.IGNORECASE)
+# An editor's help: the key that breaks a line of the text ("Shift+Enter for newline"), named as a
+# key (not a description's words: "adds a final newline").
+_EDITING_HELP = re.compile(
+    r"\b(?:shift|ctrl|alt|meta|option)\+(?:enter|return|j)\W*(?:(?:to|for|inserts?|adds?)\s+)*(?:an?\s+)?new ?line\b",
+    re.IGNORECASE,
+)
 # A help line's shape, as data: parts set apart by "·", "•", "|"; each a key (a named one, arrows,
 # a chord, one character), then what it does ("to select", "for newline", "toggle").
 _HINT_SEPARATOR = re.compile(r"\s+[·•|]\s+")
@@ -350,7 +354,7 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         other = _other_row(raw, last)
         if other is None and _typing(_said_below(raw, last)):  # (a free-text row that is the open input itself)
             other = _open_row(raw, last, labels)
-        commit = _commit_row(raw, last if other is None else other)
+        commit = _commit_row(raw, last if other is None else other, _indent(raw[last]))
         end = max(n for n in (last, other, commit) if n is not None)
         lines = tuple(raw[start : end + 1])
         below = _said_below(raw, end)
@@ -506,14 +510,25 @@ def _open_row(raw: list[str], last: int, labels: tuple[str, ...]) -> int | None:
     return None
 
 
-def _commit_row(raw: list[str], after: int) -> int | None:
+def _indent(line: str) -> int:
+    """Where a row's own text starts, its cursor mark (and the blanks around it) not counted."""
+    return len(line) - len(line.lstrip(" " + CURSOR_MARKS))
+
+
+def _commit_row(raw: list[str], after: int, indent: int) -> int | None:
     """The screen line of the row that submits what is ticked ("Submit", "Next"), drawn just
-    below the free-text row (else the last option's row), without a box of its own."""
+    below the free-text row (else the last option's row), without a box of its own, as a row:
+    starting where the options' rows do (``indent``), not a line of an option's description."""
     for n in range(after + 1, min(len(raw), after + 1 + _MAX_OTHER_GAP)):
         if _BORDER.match(raw[n].rstrip()):
             return None
         m = _ROW.match(raw[n])
-        if m is not None and _COMMIT_ROW.match(clean(m.group("label"))) and not re.search(_STATE, m.group("prefix")):
+        if (
+            m is not None
+            and _indent(raw[n]) == indent
+            and _COMMIT_ROW.match(clean(m.group("label")))
+            and not re.search(_STATE, m.group("prefix"))
+        ):
             return n
     return None
 

@@ -850,3 +850,26 @@ def test_a_typed_answer_goes_into_a_free_text_row_that_opens_as_it_is_highlighte
     bare = UnderRule(multi, help_under=False).look()().dialog  # type: ignore[operator]
     with pytest.raises(Unsupported, match="no help line .* nothing was typed"):
         plan_for(bare, question, [], "a Redis cluster")
+
+
+@pytest.mark.parametrize("said", ["keeps the file as it is", "adds a final newline to every file", "Done", "Next"])
+def test_an_options_description_is_neither_an_open_input_nor_the_row_that_submits(said: str) -> None:
+    """What an option's description reads ("… newline …", "Done") is not a help naming the key
+    that breaks a line (an open input) nor a row that submits: that is a row of its own, drawn
+    where the options' rows are."""
+    from notifier.pi.keys import plan_for
+
+    rule = "─" * 60
+    single = Question("c1", "ask", (QuestionItem("Which style?", options=(Option("Keep"), Option("Normalize"))),), 1.0)
+    screen = "\n".join([rule, " Which style?", "", "❯ 1. Keep", "     leave it", "  2. Normalize", f"     {said}", "",
+                        " ↑↓ navigate • Enter to select • Esc to cancel", rule])  # fmt: skip
+    d = find_list(screen, "Which style?", ("Keep", "Normalize"))
+    assert d is not None and not d.typing and check_screen(d, single) is None
+    assert [(s.keys, s.cursor) for s in plan_for(d, single, ["2"], None).steps] == [(("Down",), 0), (("Enter",), 1)]
+    multi = Question("c2", "ask", (QuestionItem("Which ones?", options=(Option("Lint"), Option("Ship it")), multi=True),), 1.0)
+    screen = "\n".join([rule, " Which ones?", "", "❯ 1. [ ] Lint", "     checks style", "  2. [ ] Ship it",
+                        f"     {said}", "", " ↑↓ navigate • Space toggle • Enter submit • Esc cancel", rule])  # fmt: skip
+    d = find_list(screen, "Which ones?", ("Lint", "Ship it"))
+    assert d is not None and rows(d).commit is None and not d.typing
+    steps = [(s.keys, s.cursor) for s in plan_for(d, multi, ["1", "2"], None).steps]
+    assert steps == [(("Space",), 0), (("Down",), 0), (("Space",), 1), (("Enter",), 1)]
