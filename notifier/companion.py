@@ -59,7 +59,7 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
-from notifier.pi.parse import QuestionCatalog, extract
+from notifier.pi.parse import ID_LIMIT, QuestionCatalog, extract
 from notifier.system import paths
 from notifier.system.log import LogOnce
 from notifier.system.paths import NotOurs, is_socket_name, list_sockets
@@ -237,8 +237,26 @@ def _typed(cls: type[E], obj: dict[str, Any], **known: Any) -> E:
     return cls(**known)
 
 
+# What a dialog says (held to DIALOG_CHARS in all), and the text of a custom dialog as the terminal
+# shows it (held to as much again); every other field (where it is: its session, folder, ids) is
+# held only to codec.MAX_STR a string, never cut short by how much the dialog says.
+_SAYS = ("title", "options", "tool_input")
+_SHOWS = ("screen",)
+
+
+_IDS = ("id", "tool_call_id", "outer_tool_call_id")  # (cut as a session line's are: the same call matches)
+
+
+def _bounded(obj: dict[str, Any]) -> dict[str, Any]:
+    says, shows = Budget(chars=DIALOG_CHARS), Budget(chars=DIALOG_CHARS)
+    return {
+        k: shrink(v, None, ID_LIMIT) if k in _IDS else shrink(v, says if k in _SAYS else shows if k in _SHOWS else None)
+        for k, v in obj.items()
+    }
+
+
 def dialog_from(obj: dict[str, Any]) -> ExtensionDialog:
-    obj = shrink(obj, Budget(chars=DIALOG_CHARS))  # (bounded: what it costs to hold, and to record)
+    obj = _bounded(obj)  # (what it costs to hold, and to record)
     kind, options, at, remote = obj.get("kind"), obj.get("options"), obj.get("at"), obj.get("remote")
     if kind not in KINDS:
         raise BadLine("unknown dialog kind")
@@ -262,7 +280,7 @@ def parse(line: bytes | str) -> Event | None:
     if cls is ExtensionDialog:
         return dialog_from(obj)
     raw = obj.pop("dialogs", None)  # (a hello's: each bounded on its own, below)
-    obj = shrink(obj, Budget(chars=DIALOG_CHARS))  # (a closed dialog's answer is recorded)
+    obj = {k: shrink(v) for k, v in obj.items()}  # (a closed dialog's answer is recorded: one string, cut)
     if cls is Hello:
         return _typed(Hello, obj, dialogs=tuple(dialog_from(d) for d in raw[:MAX_DIALOGS] if isinstance(d, dict))
                       if isinstance(raw, list) else ())

@@ -374,6 +374,7 @@ def test_what_a_dialog_and_its_answer_may_make_the_app_hold_is_bounded() -> None
     from notifier.channel import DIALOG_CHARS, MAX_DIALOGS
     from notifier.companion import Closed, Hello, parse
     from notifier.core.codec import MAX_STR
+    from notifier.pi.parse import ID_LIMIT
 
     def event(size: int) -> dict[str, Any]:
         big = "x" * size
@@ -385,8 +386,10 @@ def test_what_a_dialog_and_its_answer_may_make_the_app_hold_is_bounded() -> None
     assert isinstance(hello, Hello) and len(hello.dialogs) == MAX_DIALOGS
     for d in (one, *hello.dialogs):
         assert isinstance(d, ExtensionDialog)
-        kept = [d.title or "", d.tool_call_id or "", *(d.options or ()), *d.tool_input.values()]
+        kept = [d.title or "", *(d.options or ()), *d.tool_input.values()]
         assert sum(map(len, kept)) <= DIALOG_CHARS and len(d.title or "") <= MAX_STR
         assert (d.title or "").startswith("xxx")  # (cut, not dropped)
+        assert d.tool_call_id is not None and len(d.tool_call_id) <= ID_LIMIT  # (as a session line's)
+        assert d.session_file == "/s/a.jsonl" and d.cwd == "/home/dev/shop"  # (where it is: never cut short)
     closed = parse(json.dumps({"event": "closed", "id": "1", "answer": "x" * 900_000}))
     assert isinstance(closed, Closed) and closed.answer is not None and len(closed.answer) <= MAX_STR
