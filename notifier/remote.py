@@ -164,7 +164,10 @@ def _question(value: Any, at: float) -> Question:
     count = min(int(asked), MAX_COUNT) if asked is not None and 1 <= asked <= 1e15 else 1
     first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)
     items = (first,) + tuple(QuestionItem(MORE) for _ in range(count - 1))
-    return Question(clean(cid, 512), clean(tool, 128) or "?", items, at)
+    # When it was asked there, as there (a part of its token: an answer from here carries the token
+    # the remote computes); a remote of a version before that field: when the event says.
+    asked_at = parse_iso(value.get("asked_at"))
+    return Question(clean(cid, 512), clean(tool, 128) or "?", items, at if asked_at is None else asked_at)
 
 
 # ---- what waits for the engine ----

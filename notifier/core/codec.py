@@ -156,7 +156,7 @@ def event_obj(t: Transition) -> dict[str, Any]:
     if t.kind == "needs_input":
         obj["initial"] = t.initial
     obj["session"] = session_obj(t.session)
-    obj["question"] = question_obj(t.question)
+    obj["question"] = _waiting_obj(t.question)  # (asked_at: additive; a remote's stream carries it)
     if t.kind == "resolved":
         obj["outcome"] = t.outcome
         obj["answer"] = t.answer

@@ -47,6 +47,20 @@ def test_round_trip_of_our_own_event_lines() -> None:
     assert isinstance(ended, RemoteEnded) and ended.outcome == "answered" and ended.waited_s == 3.5
 
 
+def test_a_remote_question_has_here_the_token_it_has_there() -> None:
+    """An answer from the desktop to a remote question carries the token of what was shown here,
+    and the remote refuses any other: the question read from the stream is the remote's own, asked
+    when it was asked there (not when the remote saw it), so their tokens are the same."""
+    from notifier.core.codec import dumps, question_token
+
+    ref = SessionRef("/h/s.jsonl", "abc", "/home/dev/webshop", None)
+    q = Question("c1", "question", (QuestionItem("Deploy?"),), 0.0)
+    for asked, seen in ((1_799_999_990.123, NOW - 5), (NOW - 5.0004567, NOW - 5)):  # (at its start-up; live)
+        there = event_obj(Transition("needs_input", ref, replace(q, asked_at=asked), seen))
+        ev = parse_line(dumps(there).encode(), "devbox", NOW)
+        assert isinstance(ev, RemoteAsked) and question_token(ev.question) == there["question"]["token"]
+
+
 @pytest.mark.parametrize(
     "line",
     [b"Welcome!", b"[1,2]", b'{"event": 5}', b'{"event":"needs_input"}', b"\xff\xfe",
