@@ -337,9 +337,9 @@ class Screen:
                     self._recorded(DISMISSED, sorted(self.bubbles.dismissed) or None)
         self.store.commit()  # (in the file before anything else)
         if server_id is None:
-            if taken:  # (the server refused to draw it anew, e.g. Plasma's "too many similar
-                shown.server_id, shown.closed = taken, False  # notifications": it still shows
-            return  # them, as recorded, and is closed with them)
+            if taken and backend.online:  # (the server, still there, refused to draw it anew, e.g.
+                shown.server_id, shown.closed = taken, False  # Plasma's "too many similar notifications":
+            return  # it still shows them, as recorded, and is closed with them; a server gone took it along)
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
             self._close(nid)
 

@@ -322,3 +322,34 @@ def test_a_left_bubble_the_server_refuses_to_redraw_is_still_closed_with_its_que
     after.withdraw(1)  # (the question is over: its notice withdrawn)
     after.ended({A})
     assert server.closed == [1] and store.bubbles() == {}
+
+
+def test_a_left_bubble_whose_redraw_met_the_bus_going_is_not_sent_to_the_next_server() -> None:
+    """The session bus went away during the redraw of a bubble a killed run left: that bubble went
+    with its server, and its id is not one of the next server's (ids start again at 1)."""
+    from notifier.outputs.dbus import ServerGone
+
+    class BusDies(FakeServer):
+        def show(self, message: Message, replaces: int) -> int:
+            if replaces:
+                self.online = False
+                raise ServerGone("bus", "the session bus closed")
+            return super().show(message, replaces)
+
+    class NewBus(FakeServer):
+        @property
+        def connected(self) -> bool:
+            return True
+
+    store = Store(None)
+    old = BusDies("bus-1/:1.7")
+    _screen(old, store).put(_notice(1, "a", "q1"))  # (then killed)
+    new = NewBus("bus-2/:1.3")
+    after = Screen(lambda: (new, "fake"), lambda: 0.0, True, old, store)
+    after.start()
+    after.put(dataclasses.replace(_notice(1, "a", "q1"), restored=True))  # (the bus goes)
+    after.put(_notice(2, "b", "q2"))
+    after.reconnect(0.0)
+    assert new.replaced == [0, 0]  # (both drawn anew there: no id of the old server's)
+    after.withdraw(2)
+    assert new.closed == [2]
