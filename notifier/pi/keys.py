@@ -405,17 +405,28 @@ def _question(
             steps.append(Step(keys=(key,), cursor=row, cursor_text=rows.texts[row], checked=box, item=k))
             ticked = (*ticked, row)
         at = row
-    if item.multi and rows.commit is not None:  # (its row that submits the ticks: to it, then Enter there)
+    return steps + _submit(layout, item, k, rows, at, ticked, read, expect)
+
+
+def _submit(
+    layout: Layout, item: QuestionItem, k: int, rows: Rows, at: int, ticked: tuple[int, ...], read: bool,
+    expect: str | None,
+) -> list[Step]:
+    """The keys that submit one question from row ``at``, the rows ``ticked`` (``read``: its boxes
+    read back): to its row that submits the ticks and Enter there (a multi-select question whose
+    list draws one), else Enter on the row reached where the layout confirms so."""
+    box = ticked if read else None
+    if item.multi and rows.commit is not None:
         unread = (*(ticked if layout.box_in_text else ()), *(() if rows.other is None else (rows.other,)))
-        steps += _walk(rows, at, rows.commit, ticked if read else None, k, unread)
-        box = ticked if read else None
         label = rows.texts[rows.commit]
-        steps.append(Step(("Enter",), cursor=rows.commit, cursor_text=label, checked=box, expect=expect, item=k))
-    elif layout.confirms:  # (Enter on the row reached; a row whose text shows its own box, ticked: by its boxes)
+        return [
+            *_walk(rows, at, rows.commit, box, k, unread),
+            Step(("Enter",), cursor=rows.commit, cursor_text=label, checked=box, expect=expect, item=k),
+        ]
+    if layout.confirms:  # (a row whose text shows its own box, ticked: known by its boxes)
         text = None if layout.box_in_text and at in ticked else rows.texts[at]
-        box = ticked if read else None
-        steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
-    return steps
+        return [Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k)]
+    return []
 
 
 def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: bool) -> int:
