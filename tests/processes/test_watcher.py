@@ -219,8 +219,9 @@ def test_run_json_subprocess_end_to_end(tmp_path: Path) -> None:
         assert resolved["answer"] == "User selected: 2. B" and isinstance(resolved["waited_s"], float)
         assert set(resolved["session"]) == {"id", "file", "cwd", "name", "host"}  # host: null here (local)
         assert resolved["session"]["host"] is None
-        # the contract's fields, plus the additive "kind" (docs/contract.md §3)
-        assert set(resolved["question"]) == {"tool_call_id", "tool", "text", "header", "options", "count", "kind", "token"}
+        # the contract's fields, plus the additive "kind", "token" and "asked_at" (docs/contract.md §2, §3)
+        fields = {"tool_call_id", "tool", "text", "header", "options", "count", "kind", "token", "asked_at"}
+        assert set(resolved["question"]) == fields
         assert resolved["question"]["kind"] == "question"
         assert app.stop() == 0
     assert not [line for line in app.stderr if "Traceback" in line]
