@@ -103,3 +103,4 @@ def test_json_written_to_a_terminal_has_what_it_acts_on_as_escapes() -> None:
     assert json.loads(text) == where
     assert text.isascii() and text.isprintable(), text
     assert terminal_json({"cwd": "/home/u/日本語 ✓"}) == '{"cwd":"/home/u/日本語 ✓"}'  # the rest as it is
+    assert terminal_json({"cwd": "/x\x7fy"}) == '{"cwd":"/x\\u007fy"}'  # (DEL alone: the all-ASCII case)
