@@ -47,7 +47,7 @@ from notifier.core.model import (
     Transition,
     split_key,
 )
-from notifier.core.text import clean, duration, markup, project_name
+from notifier.core.text import UNSEEN, UNSEEN_ASTRAL, clean, duration, markup, project_name
 
 # ---- the outputs of the contract ----
 
@@ -66,8 +66,18 @@ def iso(ts: object) -> str:
 
 
 # What a terminal would act on or a reader would not see, written as escapes by :func:`dumps`: C1
-# controls (an 8-bit CSI), bidi overrides and isolates, zero-width and line-separating characters.
-_UNSHOWN = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+# controls (an 8-bit CSI), line separators, the zero-width joiners, and every character the
+# sanitizer drops as invisible (bidi controls, tag characters…: core.text's UNSEEN sets).
+_UNSHOWN = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029" + UNSEEN + UNSEEN_ASTRAL + "]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    """JSON's own escape of one character (a pair of UTF-16 surrogates outside the BMP)."""
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def dumps(obj: Any) -> str:
@@ -85,7 +95,7 @@ def dumps(obj: Any) -> str:
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if text.isascii():  # (the common case, a look at C speed: of those characters only DEL is ASCII)
         return text.replace("\x7f", "\\u007f")
-    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _UNSHOWN.sub(_escape, text)
 
 
 def _finite(obj: Any) -> Any:

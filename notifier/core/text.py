@@ -95,27 +95,27 @@ _ESCAPES = r"""(?x)
 # Everything else that goes (in the Basic Multilingual Plane; the few outside it below).
 # Whitespace controls (TAB, LF, CR, FF, VT, FS–US, NEL) are not here: they become spaces, so
 # words stay apart.
-_REMOVE = re.compile(
-    "["
-    "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"  # C0 (but whitespace), DEL, C1 (but NEL)
+# (UNSEEN and UNSEEN_ASTRAL: the characters not shown, as ranges of a character class;
+# codec.dumps escapes the same ones.)
+UNSEEN = (
     "\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e"  # soft hyphen, ALM, Hangul fillers, Khmer, MVS
     "\u200b\u200e\u200f\u202a-\u202e"  # ZWSP, LRM/RLM, embeddings and overrides
     "\u2060-\u206f"  # word joiner, invisible operators, isolates, deprecated format controls
     "\u3164\ufdd0-\ufdef\ufeff\uffa0\ufff0-\ufffb\ufffe\uffff"  # filler, nonchars, BOM, annotations
-    "]"
 )
+# … and C0 (but whitespace), DEL, C1 (but NEL)
+_REMOVE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f" + UNSEEN + "]")
 # Outside the BMP: format controls, unassigned ignorables, noncharacters, and tag characters
 # unless they form an emoji tag sequence (🏴 + a subdivision id in tag letters/digits + CANCEL
 # TAG), which is kept whole: other tags are invisible "ASCII smuggling". Emoji (U+1F000–1FAFF)
 # are outside the cheap first test, so ordinary text never runs the exact one.
 _RARE_ASTRAL = re.compile("[\U0001bca0-\U0001d17a\U0001fffe-\U0010ffff]")
-_REMOVE_ASTRAL = (
-    "(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f)"
-    "|[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # shorthand and musical format controls
+UNSEEN_ASTRAL = (
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # shorthand and musical format controls
     "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff"  # tags; (variation selectors E0100–E01EF stay)
     + "".join(f"{chr(p * 0x10000 + 0xFFFE)}{chr(p * 0x10000 + 0xFFFF)}" for p in range(1, 17))
-    + "]"
 )
+_REMOVE_ASTRAL = "(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f)|[" + UNSEEN_ASTRAL + "]"
 _ESCAPE_START = re.compile("[\x1b\x80-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _JOINERS = "\u200c\u200d"
