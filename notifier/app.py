@@ -369,7 +369,7 @@ def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], dead
     return [name for (name, _), t in zip(stoppers, threads, strict=True) if t.is_alive()]
 
 
-# ---- without an app: the window's own source ----
+# ---- what the app and the window's own source both do with a command ----
 
 def clear_abandoned(engine: Engine, command: Clear) -> None:
     """Forget abandoned questions (one, a session's, or all), on the engine thread."""
@@ -421,6 +421,9 @@ def carried(config: Config, snapshot: Snapshot, command: Goto | Answer) -> Reply
 
     code, said = carry_out(config, snapshot, command)
     return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
+
+
+# ---- without an app: the window's own source ----
 
 
 class LocalSource:

@@ -28,7 +28,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
 
@@ -174,13 +174,14 @@ class Liveness:
         questions: a process look is scheduled soon, to see whether their pi is still there; at
         once for one whose pi is not known yet (its terminal's mode tells whether it waits for a
         human: notified at once)."""
-        gone = {t.session.key for t in items if t.asker is not None and not still_running(*t.asker)}
-        for key in gone:
-            board.local.asker_gone(key)
-        items = [replace(t, asker=None) if t.session.key in gone else t for t in items]
         asked = [t for t in items if t.kind == "needs_input"]
+        askers = {t.session.key: board.local.asker(t.session.key) for t in asked}
+        for key, asker in askers.items():
+            if asker is not None and not still_running(*asker):
+                board.local.asker_gone(key)
+                askers[key] = None
         if self.enabled and asked:
-            unknown = any(t.asker is None and not t.initial for t in asked)
+            unknown = any(askers[t.session.key] is None and not t.initial for t in asked)
             self.schedule(0.0 if unknown else LIVENESS_SOON_S)
             self._recheck_s = self.interval
         return items
@@ -243,7 +244,7 @@ class Engine:
         self._thread: threading.Thread | None = None
         # The engine's work in hand, kept when it fails (the loop run again goes on with it): the
         # messages taken off the queue and not handled yet, the one being handled, and the files
-        # changed and not read yet; what was made and not handed out is kept by ``_fresh``.
+        # changed and not read yet; what was made and not handed out is held in ``_made``.
         self._inbox: deque[Message] = deque()
         self._in_hand: Message | None = None
         self._in_hand_failures = 0  # how often the engine failed with the message first in line in hand
@@ -436,8 +437,8 @@ class Engine:
     def _publish_if_changed(self) -> None:
         """Hand out what changed, if anything did (a call may change the board without a
         transition, and so may who is alive)."""
-        relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
-        if self._made or self._called or relived or self.board.local.has_turns():
+        alive_changed = self.board.local.take_alive_changed()  # (who is alive changed: a new snapshot)
+        if self._made or self._called or alive_changed or self.board.local.has_turns():
             self._publish()
 
     def _handle(self, item: Message) -> None:

@@ -221,7 +221,7 @@ class BoardReader:
             self._retry_at.pop(path, None)  # (read now: due again only if this read fails too)
         out = read()
         if failing and path not in self._retry_at:
-            self._read_again(path)
+            self._recovered(path)
         return out
 
     @property
@@ -257,7 +257,7 @@ class BoardReader:
             self._at_start.add(path)
         self._once(path, "read", "cannot read (%s)", exc.strerror or exc)  # (one-shot reads never retry)
 
-    def _read_again(self, path: str) -> None:
+    def _recovered(self, path: str) -> None:
         """A file whose read failed was read (or is gone): no more retries; its next failure is said."""
         if self._backoff.pop(path, None) is not None and (path in self.tailers or path in self._unlisted):
             log.info("%s: read again", path)
@@ -726,7 +726,7 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
     if not (0 <= head_len <= HEAD and 0 <= tail_start <= offset and 0 <= ws <= offset):
         raise Damaged("a summary holds a wrong number")
     if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
-        raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
+        raise Damaged("a summary holds wrong digests")  # (notifier.tail.digest: 16 bytes)
     if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(nc) is not bool:
         raise Damaged("a summary holds a wrong position")
     position = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)

@@ -552,7 +552,7 @@ def _silences(snoozes: list[Row], mutes: list[Row]) -> Silences:
 def saved_silences(state_dir: str, now: float) -> Silences:
     """The snoozes and mutes saved in the store of ``state_dir``, still running at ``now``, read
     without opening the store (``status`` and ``snooze`` read them beside the app, or without
-    it): read only, nothing created. None: nothing saved yet, or a store that cannot be read."""
+    it): read only, nothing created. Nothing saved yet, or a store that cannot be read: none."""
     path = os.path.join(state_dir, FILE_NAME)
     if not os.path.isfile(path):
         return Silences()

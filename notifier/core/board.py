@@ -20,7 +20,7 @@ only by a list read *after* it was seen, and counts as asked by a process only i
 was already running when it was written (:meth:`LocalSession.asked_at`). An abandoned question
 whose pi shows up again in a later list is pending again (a fresh, non-initial ``needs_input``).
 A change of who is alive (or of which asking pi waits for a human) is a change of the snapshot
-(:meth:`LocalSessions.take_relived`), transitions or not.
+(:meth:`LocalSessions.take_alive_changed`), transitions or not.
 
 **Remote sessions** are known only from their host's ``run --json`` stream. Liveness is the remote
 host's business: a remote question is pending until its host says it was resolved or abandoned.
@@ -284,7 +284,7 @@ class LocalSessions(Changes):
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
         super().__init__()
-        self.relived = False  # who is alive changed (see take_relived)
+        self.alive_changed = False  # who is alive changed (see take_alive_changed)
 
     # ---- feeding ----
 
@@ -371,8 +371,6 @@ class LocalSessions(Changes):
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
-        if session.asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
-            out = [replace(t, asker=session.asker) if t.kind == "needs_input" else t for t in out]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
@@ -398,11 +396,11 @@ class LocalSessions(Changes):
                 self._procs.setdefault(folder, []).append(p)
         return self._judge(list(self._sessions.values()), now)
 
-    def take_relived(self) -> bool:
+    def take_alive_changed(self) -> bool:
         """Whether who is alive (or which asking pi waits for a human) changed since the last
         call (a process list, a pi gone), transitions or not: a change of the snapshot all the same."""
-        relived, self.relived = self.relived, False
-        return relived
+        alive_changed, self.alive_changed = self.alive_changed, False
+        return alive_changed
 
     def pi_gone(self, key: str) -> None:
         """The pi writing ``key`` died in the middle of its session (its companion extension's
@@ -411,7 +409,12 @@ class LocalSessions(Changes):
         if self.liveness and session is not None and session.alive is not False:
             session.alive = False
             self._changed.add(key)
-            self.relived = True
+            self.alive_changed = True
+
+    def asker(self, key: str) -> tuple[int, float] | None:
+        """The pi last paired with session ``key`` where it waits for a human (its view's ``asker``)."""
+        session = self._sessions.get(key)
+        return session.asker if session is not None else None
 
     def asker_gone(self, key: str) -> None:
         """The pi last seen waiting for a human in ``key`` no longer runs (found before the next
@@ -447,12 +450,12 @@ class LocalSessions(Changes):
                 moved.add(session.key)
             out += trans
         self._changed |= moved
-        self.relived = self.relived or bool(moved)
+        self.alive_changed = self.alive_changed or bool(moved)
         return out
 
     def _owned(self, sessions: Iterable[LocalSession]) -> set[str]:
         """Pair ``sessions`` with the pis of their folders (the last process list's): the keys of
-        those a pi has; and whose pi waits for a human (the askers)."""
+        those a pi has. Each session's ``asker`` and ``owner`` are set on the way (:meth:`_found`)."""
         assert self._procs is not None
         by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
         for session in sessions:

@@ -59,7 +59,8 @@ class QuestionItem:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A question tool call waiting for the user. ``text``/``header``/``options`` describe the first item."""
+    """A question waiting for the user: a question tool's call, or an extension's dialog
+    (``kind``). ``text``/``header``/``options`` describe the first item."""
 
     tool_call_id: str
     tool: str
@@ -150,10 +151,6 @@ class Transition:
     outcome: Outcome | None = None
     answer: str | None = None
     waited_s: float | None = None
-    # needs_input: the pi last paired with this session, as (pid, start time), when that pi
-    # is known to wait for a human (its TUI): its question is notified at once, without the
-    # settle window (the board's judgement: the notifier takes it as it is). None: not known.
-    asker: tuple[int, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +177,9 @@ class SessionView:
     # but neither pending nor counted in the badge).
     offline_since: float | None = None
     offline: tuple[Question, ...] = ()
-    # Asking something: the pi last paired with the session, when that pi waits for a human (as
-    # Transition.asker; a new question takes it at once, so it skips the settle window). None: not known.
+    # Asking something: the pi last paired with the session, as (pid, start time), when that pi
+    # is known to wait for a human (its TUI): its question is notified at once, without the
+    # settle window (the board's judgement: the notifier takes it as it is). None: not known.
     asker: tuple[int, float] | None = None
     # Asking something: the pi (pid, start time) a process list read after it asked paired with it
     # in every reading, and that showed it has it (:attr:`notifier.core.owners.Wanted.owner`): exact.

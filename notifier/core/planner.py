@@ -4,7 +4,7 @@ reminders, and the planner that turns transitions into notices.
 
 **The planner** says when to raise, update and withdraw desktop notifications. A question
 resolved within the settle window is never shown (one of a pi known to wait for a human,
-``Transition.asker``, is not held back); one notification per question, never twice for a
+``SessionView.asker``: :meth:`Planner.known_askers`, is not held back); one notification per question, never twice for a
 session file + toolCallId, also across restarts (``notified``: one notified before and still
 waiting goes back on screen at start-up, ``restored``, not as a new one). One judged abandoned
 (its bubble withdrawn) and then found waiting again is a question on no screen: announced again.
@@ -392,8 +392,9 @@ class Planner:
                     self._startup.append(item)
                 else:
                     # The settle window is for a pi that cannot wait for a human (`pi -p`: its
-                    # question tool returns at once); a pi known to wait (its TUI) is notified now.
-                    self._waiting[item.key] = (item, now if t.asker is not None else now + self.settle_s)
+                    # question tool returns at once); a pi known to wait (its TUI) is notified as
+                    # soon as that is known (:meth:`known_askers`).
+                    self._waiting[item.key] = (item, now + self.settle_s)
             else:  # resolved or abandoned: never show it, withdraw what is showing
                 handle = self._drop(item.key)
                 if handle in self._groups:

@@ -7,7 +7,7 @@ toolCallId; ``pending`` is the first); its end removes that entry and returns to
 hides a pending question. A later user message, a new
 assistant message, a compaction or a branch summary supersedes calls that never got a result.
 
-One question waits at a time (docs/detection.md, "Parallel questions"): every question call
+One question waits at a time (docs/detection.md, "One question waits at a time"): every question call
 without a result belongs to the same assistant message (a new one supersedes the others), and pi
 shows one dialog at a time; so the first is ``pending`` (asked, listed, counted) and the others
 are queued behind it, silently: each is asked when the ones before it have ended. A call the

@@ -34,7 +34,6 @@ from notifier.core.model import (
     Notice,
     QuestionKey,
     Snapshot,
-    Transition,
     Withdraw,
     key_of,
     split_key,
@@ -217,7 +216,7 @@ class Screen:
         """Take one notification of the server's off screen, and out of the record."""
         backend = self.backend
         if server_id and backend is not None and backend.online:
-            self.safe(lambda: backend.close(server_id))
+            self._call_backend(lambda: backend.close(server_id))
             self._recorded(server_id, None)
 
     def _recorded(self, server_id: int, keys: list[QuestionKey] | None) -> None:
@@ -291,7 +290,7 @@ class Screen:
             message = Message(
                 markup(title, 120, entities=False), markup(body, 600, entities=backend.markup), actions=()
             )
-            self.safe(lambda: backend.show(message, 0))
+            self._call_backend(lambda: backend.show(message, 0))
 
     def showing(self, server_id: int) -> Notice | None:
         """The notice the server's notification ``server_id`` shows (None: not one of ours)."""
@@ -321,7 +320,7 @@ class Screen:
         # bubble (a kill inside the call, while the server picks the id, leaves only the intent)
         self._recorded(replaces or INTENT, keys)
         self.store.commit()
-        server_id = self.safe(lambda: backend.show(message, replaces))
+        server_id = self._call_backend(lambda: backend.show(message, replaces))
         with self.store.together():  # (the intent gives way to the id in one transaction)
             if not replaces:
                 self._recorded(INTENT, None)
@@ -343,7 +342,7 @@ class Screen:
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
             self._close(nid)
 
-    def safe(self, fn: Callable[[], Any]) -> Any:
+    def _call_backend(self, fn: Callable[[], Any]) -> Any:
         try:
             return fn()
         except ServerGone as exc:
@@ -448,7 +447,7 @@ class Screen:
 
 # ---- the output ----
 
-def awake_or_asleep() -> float:
+def boot_clock() -> float:
     """Seconds on a clock nobody sets that runs on while the machine sleeps (Linux's boot time;
     elsewhere the monotonic clock): a snooze until 08:00 ends at 08:00 and a reminder due 10
     minutes after the question comes at once after a longer sleep, however long it slept."""
@@ -469,7 +468,7 @@ class Notifier:
         *,
         execute: Callable[[Command], object] = lambda command: None,
         backend: Backend | None = None,
-        clock: Callable[[], float] = awake_or_asleep,
+        clock: Callable[[], float] = boot_clock,
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
         worker: Worker,
@@ -547,14 +546,7 @@ class Notifier:
     def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)
             return
-        if batch.transitions:
-            self._put(partial(self._transitions, list(batch.transitions)))
-        # A pi found to wait for a human, maybe only now (in this batch, after its question was
-        # stamped, or with no transition at all): a question of it still settling is due.
-        self._put(partial(self._askers, batch.snapshot))
-        if batch.turns:
-            turns = batch.turns
-            self._put(lambda now: [a for change in turns for a in self.planner.turn(change, now)])
+        self._put(partial(self._batch, batch))
 
     # Control (any thread): the user's snoozes and mutes, from their keeper (the app).
     def set_silences(self, silences: Silences) -> None:
@@ -600,7 +592,7 @@ class Notifier:
             self._handle(lambda now: None)  # (what is due: settle, reminders, quiet hours' end)
 
     def _handle(self, job: Callable[[float], Any]) -> None:
-        """Every message on the outputs thread comes here: ``job`` changes the planner (new
+        """Every job of the notifier's on the outputs thread comes here: ``job`` changes the planner (new
         transitions: what to withdraw at once), then the planner's ``tick`` says what is due now
         (a question past its settle window, a reminder, a start-up summary) and it is delivered."""
         if self._stop.is_set():  # (stopped: what is handed over is dropped)
@@ -618,17 +610,18 @@ class Notifier:
             log.debug("quiet hours: %d question(s) held until they end", self.planner.quiet_held)
         self._deliver(actions)
 
-    def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:
-        actions = self.planner.feed(items, now, self.wall())
-        ended = {key_of(t.session, t.question) for t in items if t.kind != "needs_input"}
+    def _batch(self, batch: Batch, now: float) -> list[Notice | Withdraw]:
+        """One batch of the engine's: its transitions fed to the planner (what ended is withdrawn
+        at once); then the pending questions whose pi the board found to wait for a human, maybe
+        only now (in this batch, or with no transition at all): no settle window for them (the
+        board's judgement, not made again here); then the turns that ended."""
+        actions = self.planner.feed(list(batch.transitions), now, self.wall()) if batch.transitions else []
+        ended = {key_of(t.session, t.question) for t in batch.transitions if t.kind != "needs_input"}
         if ended:
             self._screen.ended(ended)
-        return actions
-
-    def _askers(self, snapshot: Snapshot, now: float) -> None:
-        """The pis of pending questions the board found to wait for a human: no settle window
-        for them (the board's judgement, not made again here)."""
-        self.planner.known_askers((key_of(v.ref, q) for v, q in snapshot.pending if v.asker is not None), now)
+        pending = batch.snapshot.pending
+        self.planner.known_askers((key_of(v.ref, q) for v, q in pending if v.asker is not None), now)
+        return actions + [a for change in batch.turns for a in self.planner.turn(change, now)]
 
     def _silences(self, silences: Silences, now: float) -> None:
         self.planner.silences = silences.shifted(now - self.wall())  # (snoozes end on our clock)

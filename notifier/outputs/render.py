@@ -195,7 +195,8 @@ class Message:
     body: str
     critical: bool = False
     sticky: bool = False  # needs an answer: stays on screen until answered (notifications.expire)
-    # Where the server supports actions: "default" (a click on the bubble) goes to the session.
+    # Where the server supports actions: "default" is a click on the bubble (a question's goes to
+    # its session; these, a summary's, open the window).
     # What a server is sent of them, in which order, is chosen for it (:func:`choose`).
     actions: Actions = (("default", "Show"), ("snooze", "Snooze 15 min"))
     takes_text: bool = False  # its question can be answered with free text (a reply field, where offered)

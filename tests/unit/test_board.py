@@ -346,13 +346,15 @@ def test_the_only_pi_that_can_have_a_question_keeps_it_unless_it_is_at_rest() ->
 
 def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
     """The pi the evidence gives a session to, seen with its terminal in raw mode (pi's TUI), is
-    the question's asker (notified at once); a cooked or unknown terminal names none."""
+    the asker its view names for the next question (notified at once); a cooked or unknown
+    terminal names none."""
     for raw, want in ((True, (11, 50.0)), (False, None), (None, None)):
         b = Board(liveness=True)
         b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
         b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
         *_, t = b.local.apply("a", [ToolEnd(101.5, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
-        assert (t.kind, t.question.tool_call_id, t.asker) == ("needs_input", "q2", want), raw
+        assert (t.kind, t.question.tool_call_id) == ("needs_input", "q2"), raw
+        assert b.local.asker("a") == want and b.snapshot(102.0).sessions[0].asker == want, raw
 
 
 def test_a_snapshot_merges_the_local_remote_and_dialog_sources() -> None:
@@ -402,34 +404,34 @@ def test_a_pi_started_after_the_last_process_list_is_not_called_gone_when_it_ask
     b = Board(liveness=True)
     b.local.apply("a", [Header("a", "/p"), asked("q1", 100.0)], 100.0)
     assert b.local.set_processes([Proc("/p", 50.0, pid=1)], 101.0) == []
-    assert b.local.take_relived()  # (a: alive now)
-    assert not b.local.take_relived()
+    assert b.local.take_alive_changed()  # (a: alive now)
+    assert not b.local.take_alive_changed()
     # pi 2 starts in /q after that read, and asks
     out = b.local.apply("b", [Header("b", "/q"), asked("q2", 200.0)], 200.0)
     assert [t.kind for t in out] == ["needs_input"]
     view = next(v for v in b.snapshot(200.0).sessions if v.ref.key == "b")
     assert view.alive is None and len(view.pending) == 1
     assert b.local.set_processes([Proc("/p", 50.0, pid=1), Proc("/q", 150.0, pid=2)], 201.0) == []
-    assert b.local.take_relived()
+    assert b.local.take_alive_changed()
     view = next(v for v in b.snapshot(201.0).sessions if v.ref.key == "b")
     assert view.alive is True
     # and a list read after the question without its pi: gone
     (gone,) = b.local.set_processes([Proc("/p", 50.0, pid=1)], 202.0)
-    assert gone.kind == "abandoned" and b.local.take_relived()
+    assert gone.kind == "abandoned" and b.local.take_alive_changed()
     assert next(v for v in b.snapshot(202.0).sessions if v.ref.key == "b").alive is False
 
 
 def test_the_first_question_of_a_pi_not_seen_yet_gets_its_asker_from_the_next_list() -> None:
     """A new pi's session appears with its first question: no list has paired it yet (no
     asker). The list read then, its terminal raw, names the asker in the session's view: a
-    change of the snapshot (take_relived), so the notifier can raise it without the settle window."""
+    change of the snapshot (take_alive_changed), so the notifier can raise it without the settle window."""
     b = Board(liveness=True)
     (t,) = b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
-    assert t.asker is None
+    assert t.kind == "needs_input" and b.local.asker("a") is None
     assert b.snapshot(100.0).sessions[0].asker is None
-    b.local.take_relived()
+    b.local.take_alive_changed()
     b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, True)], 100.1)
-    assert b.local.take_relived()
+    assert b.local.take_alive_changed()
     view = b.snapshot(100.1).sessions[0]
     assert view.asker == (11, 50.0) and view.alive is True
     (r,) = b.local.apply("a", [ToolEnd(101.0, "q1", "question", judge=lambda q: ("answered", "A"))], 101.0)
@@ -445,7 +447,7 @@ def test_an_asker_is_forgotten_once_a_list_no_longer_has_a_pi_in_its_folder() ->
     assert b.snapshot(100.1).sessions[0].asker == (11, 50.0)
     b.local.set_processes([Proc("/elsewhere", 60.0, 12, None, None, None, None, True)], 101.0)
     *_, t = b.local.apply("a", [ToolEnd(101.5, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
-    assert (t.kind, t.asker) == ("needs_input", None)
+    assert t.kind == "needs_input" and b.snapshot(102.0).sessions[0].asker is None
 
 
 def test_three_pis_asking_the_same_question_the_one_killed_is_abandoned() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,10 +60,16 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
         delays.append(live.next_due - clock.now)
         assert _looked(live, board, clock) == []
     assert delays == pytest.approx([3.0, 6.0, 12.0, 24.0, RECHECK_MAX_S, RECHECK_MAX_S])
-    # A new question: looked at soon, and the back-off starts again.
-    asked = _asked(board, "g", "q2")
-    me = (os.getpid(), start_time(os.getpid(), 0.0))  # (a running process: a pi known to wait for a human)
-    assert live.drop_gone_askers([replace(t, asker=me) for t in asked], board)[0].asker == me
+    # A new question of a pi known to wait for a human (a running process, paired with the
+    # session by the last list): looked at soon, and the back-off starts again.
+    from .test_board import asked_ab, pane, uuid7
+
+    me = (os.getpid(), start_time(os.getpid(), 0.0))
+    at = me[1] + 1.0
+    asked = board.local.apply("g", [Header(uuid7(me[1] + 0.3), "/p/g"), asked_ab("q2", "Second?", at)], at)
+    board.local.set_processes([Proc("/p/g", me[1], me[0], None, pane("Second?"), None, None, True)], at + 0.1)
+    assert board.local.asker("g") == me
+    assert live.drop_gone_askers(asked, board) == asked and board.local.asker("g") == me
     assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
     assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     assert live.next_due == pytest.approx(clock.now + 3.0)
@@ -74,8 +79,8 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
 
 def test_an_asker_that_quit_since_the_last_list_is_not_known() -> None:
     """The pi last seen waiting for a human in this file is gone (another, maybe ``pi -p``, asks
-    in it now): the question goes out without an asker, the session's view names none either
-    (the notifier reads askers from it), and the process table is read at once."""
+    in it now): the session's view names no asker (the notifier reads askers from it), and the
+    process table is read at once."""
     from .test_board import asked_ab, pane, uuid7
 
     clock, board = Clock(), Board(liveness=True)
@@ -85,9 +90,9 @@ def test_an_asker_that_quit_since_the_last_list_is_not_known() -> None:
     board.local.set_processes([Proc("/p", gone[1], gone[0], None, pane("First?"), None, None, True)], 100.1)
     assert board.snapshot(100.1).sessions[0].asker == gone
     asked = board.local.apply("f", [ToolEnd(101.0, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
-    assert asked[-1].asker == gone  # (as the board last saw it)
-    *_, t = live.drop_gone_askers(asked, board)
-    assert t.asker is None and live.next_due == pytest.approx(clock.now)
+    assert board.local.asker("f") == gone  # (as the board last saw it)
+    live.drop_gone_askers(asked, board)
+    assert board.local.asker("f") is None and live.next_due == pytest.approx(clock.now)
     assert board.snapshot(102.0).sessions[0].asker is None
 
 

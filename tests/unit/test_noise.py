@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from notifier.core.model import Action, Notice, Question, QuestionItem, SessionRef, Transition, TransitionKind, Withdraw
+from notifier.core.model import (
+    Action,
+    Notice,
+    Question,
+    QuestionItem,
+    SessionRef,
+    Transition,
+    TransitionKind,
+    Withdraw,
+    key_of,
+)
 from notifier.core.planner import Planner, Silences, in_quiet_hours
 from notifier.outputs.render import render
 
@@ -319,10 +329,9 @@ def test_a_pi_known_to_wait_for_a_human_is_notified_at_once() -> None:
     """The settle window is for pis that cannot wait (`pi -p`); a TUI pi's question goes out now."""
     p = Planner(settle_s=0.25)
     interactive = t("needs_input", "a")
-    interactive = Transition(
-        interactive.kind, interactive.session, interactive.question, 0.0, asker=(123, 50.0)
-    )
-    (n,) = notices(p.feed([interactive], 0.0) + p.tick(0.0))
+    out = p.feed([interactive], 0.0)
+    p.known_askers([key_of(interactive.session, interactive.question)], 0.0)  # (the board found its TUI)
+    (n,) = notices(out + p.tick(0.0))
     assert n.items[0].question.tool_call_id == "a"
     # not known to wait: the settle window holds, and an answer within it raises nothing
     p.feed([t("needs_input", "b")], 1.0)

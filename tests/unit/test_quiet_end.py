@@ -44,13 +44,13 @@ def test_the_notifiers_clock_counts_time_asleep() -> None:
     snooze "until 08:00" would end as many hours late as the machine slept)."""
     import pytest
 
-    from notifier.outputs.desktop import awake_or_asleep
+    from notifier.outputs.desktop import boot_clock
 
     boottime = getattr(time, "CLOCK_BOOTTIME", None)
     if boottime is None:
         pytest.skip("no CLOCK_BOOTTIME here: the monotonic clock is all there is")
     before = time.clock_gettime(boottime)
-    now = awake_or_asleep()
+    now = boot_clock()
     assert before <= now <= time.clock_gettime(boottime)
     with outputs_thread() as worker:
-        assert Notifier(Config(), worker=worker).clock is awake_or_asleep
+        assert Notifier(Config(), worker=worker).clock is boot_clock

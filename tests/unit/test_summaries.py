@@ -22,6 +22,7 @@ from notifier.core.model import (
     Transition,
     TransitionKind,
     Withdraw,
+    key_of,
 )
 from notifier.core.planner import Planner
 from notifier.outputs.dbus import Backend
@@ -49,9 +50,16 @@ def key(name: str) -> QuestionKey:
 
 
 def asked(name: str, at: float, initial: bool = False) -> Transition:
-    """The question of session ``name`` (one each), its pi known to wait for a human (its TUI):
-    due at once, no settle window."""
-    return Transition("needs_input", ref(name), question(f"c-{name}", at), at, initial=initial, asker=(1, 1.0))
+    """The question of session ``name`` (one each)."""
+    return Transition("needs_input", ref(name), question(f"c-{name}", at), at, initial=initial)
+
+
+def fed(p: Planner, items: list[Transition], now: float, wall: float) -> list[Action]:
+    """``items`` fed as the notifier feeds a batch whose questions' pis the board found to wait
+    for a human (their TUI): due at once, no settle window."""
+    out = p.feed(items, now, wall)
+    p.known_askers([key_of(t.session, t.question) for t in items if t.kind == "needs_input"], now)
+    return out
 
 
 def ended(name: str, at: float, kind: TransitionKind = "resolved") -> Transition:
@@ -71,7 +79,7 @@ def burst(p: Planner, sessions: str, at: float = W) -> int:
     handles: list[int] = []
     for n, name in enumerate(sessions):
         now = at + 0.1 * n
-        out = p.feed([asked(name, now)], now, now) + p.tick(now)
+        out = fed(p, [asked(name, now)], now, now) + p.tick(now)
         if n < 2:
             (single,) = out
             assert isinstance(single, Notice) and single.kind == "question" and names(single) == [name]
@@ -127,7 +135,7 @@ def test_a_new_burst_after_a_summary_shrank_to_one_makes_a_new_summary() -> None
     h = burst(p, "abc")
     p.feed([ended("a", W + 1), ended("b", W + 1)], W + 1, W + 1)  # c alone, on h
     now = W + 1.5
-    out = p.feed([asked("d", now), asked("e", now)], now, now) + p.tick(now)
+    out = fed(p, [asked("d", now), asked("e", now)], now, now) + p.tick(now)
     (summary,) = out  # c, d, e within 2 s: one summary, on c's bubble (nothing else on screen)
     assert isinstance(summary, Notice) and summary.handle == h and summary.kind == "burst"
     assert names(summary) == ["c", "d", "e"]
@@ -140,7 +148,7 @@ def test_a_member_abandoned_leaves_the_summary_and_is_announced_again_when_it_wa
     h = burst(p, "abcd")
     (n,) = p.feed([ended("b", W + 3, "abandoned")], W + 3, W + 3)
     assert isinstance(n, Notice) and n.handle == h and n.update and names(n) == ["a", "c", "d"]
-    out = p.feed([asked("b", W)], W + 6, W + 6) + p.tick(W + 6)
+    out = fed(p, [asked("b", W)], W + 6, W + 6) + p.tick(W + 6)
     (again,) = out
     assert isinstance(again, Notice) and again.kind == "question" and again.handle != h and names(again) == ["b"]
     (n,) = p.feed([ended("a", W + 7)], W + 7, W + 7)  # (b is not the summary's any more)
@@ -251,7 +259,7 @@ def test_every_waiting_question_is_on_one_bubble_and_what_ended_on_none(steps: l
         name = f"s{n}"
         if kind == "ask" and name not in waiting:
             waiting.add(name)
-            apply(p.feed([asked(name, now)], now, now) + p.tick(now))
+            apply(fed(p, [asked(name, now)], now, now) + p.tick(now))
         elif kind != "ask" and name in waiting:
             waiting.discard(name)
             apply(p.feed([ended(name, now, "resolved" if kind == "answer" else "abandoned")], now, now) + p.tick(now))
@@ -311,7 +319,7 @@ def test_through_the_screen_a_summary_shrinks_in_place_and_never_pops_up_again()
     screen = screen_of(server)
     p = Planner(settle_s=0.25)
     for n, name in enumerate("abc"):
-        put(screen, p.feed([asked(name, W + n)], W + n / 10, W + n / 10) + p.tick(W + n / 10))
+        put(screen, fed(p, [asked(name, W + n)], W + n / 10, W + n / 10) + p.tick(W + n / 10))
     assert server.calls == [
         (0, "a needs an answer", True),
         (0, "b needs an answer", True),
@@ -363,9 +371,9 @@ def test_a_question_first_seen_late_in_a_burst_counts_its_passed_reminders_as_a_
     so the summary it joins does not come again at once; the next to come is a's first, then c's
     last (critical)."""
     p = Planner(settle_s=0.25, remind_after_s=(600.0, 1800.0))
-    late = Transition("needs_input", ref("c"), question("c-c", W - 12 * MIN), W, asker=(1, 1.0))
+    late = Transition("needs_input", ref("c"), question("c-c", W - 12 * MIN), W)
     burst(p, "ab")
-    (summary,) = [a for a in p.feed([late], W + 0.2, W + 0.2) + p.tick(W + 0.2) if isinstance(a, Notice)]
+    (summary,) = [a for a in fed(p, [late], W + 0.2, W + 0.2) + p.tick(W + 0.2) if isinstance(a, Notice)]
     assert summary.kind == "burst" and names(summary) == ["c", "a", "b"]
     assert p.tick(W + 1) == [] and p.next_due() == W + 600
     assert p.tick(W + 601) == [Notice(summary.handle, "burst", summary.items)]  # (a's and b's)
@@ -395,7 +403,7 @@ def test_a_summary_the_user_dismissed_stays_dismissed_until_its_reminder() -> No
         screen = screen_of(server)
         p = Planner(settle_s=0.25, remind_after_s=(600.0,))
         for n, name in enumerate("abc"):
-            put(screen, p.feed([asked(name, W + n)], W + n / 10, W + n / 10) + p.tick(W + n / 10))
+            put(screen, fed(p, [asked(name, W + n)], W + n / 10, W + n / 10) + p.tick(W + n / 10))
         heard = len(server.calls)
         screen.closed(1)  # (the summary's id)
         put(screen, p.feed([ended(dismissed, W + 5)], W + 5, W + 5))
