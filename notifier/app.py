@@ -619,9 +619,7 @@ class App:
             self.push = PushOutput(self.config, self.store, health=self.health)
             self.silences.listen(self.push.set_silences)  # (muted, snoozed: not pushed either)
             outputs.append(self.push)
-        options = engine_options(self.config)
-        if self.state_dir:
-            options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
+        options = engine_options(self.config, self.state_dir)
         # (on_failure: the tray shows that the engine is being restarted)
         self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
         self.remotes = Remotes(configured(self.config), self.engine)

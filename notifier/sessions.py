@@ -88,12 +88,13 @@ class EngineOptions:
     cache_path: str | None = None  # the start-up scan cache (None: read every file)
 
 
-def engine_options(config: Config) -> EngineOptions:
+def engine_options(config: Config, state_dir: str | None = None) -> EngineOptions:
+    """What reading ``config``'s sessions is told; its scan cache in ``state_dir`` (default: the app's)."""
     return EngineOptions(
         roots=list(config["sessions_dirs"]),
         catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
         liveness=config["liveness"] == "auto",
-        cache_path=os.path.join(paths.state_dir(), "scan-cache.sqlite3"),
+        cache_path=os.path.join(state_dir or paths.state_dir(), "scan-cache.sqlite3"),
     )
 
 

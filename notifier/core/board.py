@@ -168,10 +168,7 @@ class LocalSession:
                 self.seen[q.tool_call_id] = Seen(tick, now, initial)
                 out.append(Transition("needs_input", ref, q, now, initial=initial))
             else:
-                self.seen.pop(q.tool_call_id, None)
-                self.ahead.pop(q.tool_call_id, None)
-                if self.owner is not None and self.owner[0] == q.tool_call_id:
-                    self.owner = None  # (a later question with the same id is another's evidence)
+                self._forget(q.tool_call_id)
                 if self.abandoned.pop(q.tool_call_id, None) is not None:
                     continue  # it already ended (abandoned): one terminal transition per question
                 out.append(resolved(ref, q, now, change.outcome, change.answer, ended=change.at))
@@ -233,11 +230,15 @@ class LocalSession:
         for cid in ids:
             self.reducer.drop(cid)
             del self.abandoned[cid]
-            self.seen.pop(cid, None)
-            self.ahead.pop(cid, None)
-            if self.owner is not None and self.owner[0] == cid:
-                self.owner = None
+            self._forget(cid)
         return bool(ids)
+
+    def _forget(self, cid: str) -> None:
+        """What was judged of a question that ended (a later question with the same id is another's evidence)."""
+        self.seen.pop(cid, None)
+        self.ahead.pop(cid, None)
+        if self.owner is not None and self.owner[0] == cid:
+            self.owner = None
 
     def view(self, liveness: bool) -> SessionView:
         r, abandoned = self.reducer, self.abandoned
