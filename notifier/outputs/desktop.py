@@ -298,30 +298,54 @@ class Screen:
 
     def show(self, shown: Shown) -> None:
         """Put one notice on screen (replacing what its handle shows); remembered as notified only
-        once a server took it, so a question nobody saw is announced again after a restart."""
+        once a server took it, so a question nobody saw is announced again after a restart.
+
+        What may be on screen is in the file before the call (the bubble replaced, or an intent
+        whose id the reply brings) and the id right after, both written now, in this thread: a
+        kill before or after the call leaves the next run what it needs to re-use or close the
+        bubble (a kill inside the call, while the server picks the id, leaves only the intent).
+        A change to what is on screen, or a put-back of what was before a restart (in place, or
+        anew where no bubble was left: the app closes its bubbles when it quits), is not heard:
+        the question was announced once."""
         backend = self.backend
         if backend is None or not backend.online:
             return
         keys = shown.notice.question_keys
-        replaces = shown.server_id
-        taken = 0
-        if not replaces and self._server_key():  # a bubble a run before ours left with these questions:
-            replaces = taken = self.bubbles.take(keys) or 0  # re-used, not a second one popping up; drawn
-            # anew, so that it reads what waits now and its buttons are ours (a server may send a
-            # click only to the connection that showed the bubble: dunst does)
+        replaces, taken = self._claim(shown)
         message = render(shown.notice, self.show_text, backend.markup)
-        if shown.notice.restored or (replaces and shown.notice.update):  # a change to what is on
-            message = replace(message, silent=True)  # screen, or a put-back of what was before a
-            # restart (in place, or anew where no bubble was left: the app closes its bubbles when
-            # it quits), is not heard: the question was announced once
-        # what may be on screen is in the file before the call (the bubble replaced, or an intent
-        # whose id the reply brings) and the id right after, both written now, in this thread: a
-        # kill before or after the call leaves the next run what it needs to re-use or close the
-        # bubble (a kill inside the call, while the server picks the id, leaves only the intent)
+        if shown.notice.restored or (replaces and shown.notice.update):
+            message = replace(message, silent=True)
         self._recorded(replaces or INTENT, keys)
         self.store.commit()
         server_id = self._call_backend(lambda: backend.show(message, replaces))
-        with self.store.together():  # (the intent gives way to the id in one transaction)
+        self._record_shown(shown, replaces, server_id)
+        if server_id is None:
+            if taken and backend.online:
+                shown.server_id, shown.closed = taken, False
+            return
+        for nid in self.bubbles.sharing(keys):  # (this one shows them now)
+            self._close(nid)
+
+    def _claim(self, shown: Shown) -> tuple[int, int]:
+        """``(replaces, taken)``: the bubble the notice is drawn in, and which of that was taken
+        from what a run before ours left (0: none).
+
+        A bubble left on screen with these questions is re-used, not a second one popping up.
+        It is drawn anew, so that it reads what waits now and its buttons are ours (a server may
+        send a click only to the connection that showed the bubble: dunst does). Should the
+        server, still there, refuse to draw it anew (Plasma's "too many similar notifications"),
+        it still shows them, as recorded, and the notice closes it with them (:meth:`show`); a
+        server gone took it along."""
+        if shown.server_id or not self._server_key():
+            return shown.server_id, 0
+        taken = self.bubbles.take(shown.notice.question_keys) or 0
+        return taken, taken
+
+    def _record_shown(self, shown: Shown, replaces: int, server_id: int | None) -> None:
+        """After the call: the intent gives way to the id the server gave (one transaction), and
+        the questions are notified."""
+        keys = shown.notice.question_keys
+        with self.store.together():
             if not replaces:
                 self._recorded(INTENT, None)
             if server_id is not None:
@@ -335,12 +359,6 @@ class Screen:
                     self.bubbles.dismissed -= set(keys)
                     self._recorded(DISMISSED, sorted(self.bubbles.dismissed) or None)
         self.store.commit()  # (in the file before anything else)
-        if server_id is None:
-            if taken and backend.online:  # (the server, still there, refused to draw it anew, e.g.
-                shown.server_id, shown.closed = taken, False  # Plasma's "too many similar notifications":
-            return  # it still shows them, as recorded, and is closed with them; a server gone took it along)
-        for nid in self.bubbles.sharing(keys):  # (this one shows them now)
-            self._close(nid)
 
     def _call_backend(self, fn: Callable[[], Any]) -> Any:
         try:
