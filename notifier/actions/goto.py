@@ -262,8 +262,9 @@ def _ssh(remote: Remote, words: list[str], timeout: float) -> subprocess.Complet
 
 
 def goto_argv(remote: Remote, spec: str) -> list[str]:
-    """``ssh -t HOST tmux attach -t SESSION:WINDOW`` for the remote session's tmux pane (asked of
-    the remote's own ``pi-notifier goto --print`` through the same ssh), as an argv: the words
+    """``ssh -t HOST tmux -S SOCKET attach -t SESSION:WINDOW`` for the remote session's tmux pane
+    (asked of the remote's own ``pi-notifier goto --print`` through the same ssh; the socket of
+    the tmux server it runs in, which need not be the remote user's default), as an argv: the words
     after HOST are quoted once for the remote shell (ssh joins them with spaces for it). The
     remote's names are checked first: one that cannot be shown in a command (control
     characters…) is :class:`RemoteRefused`, with the reason."""
@@ -279,8 +280,10 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
     window = tm.get("window")
     has_window = isinstance(window, (str, int)) and not isinstance(window, bool)
     target = f"{tm['session']}:{window}" if has_window else tm["session"]
+    socket = tm.get("socket")
+    sock: list[Word] = ["-S", Arg("its tmux socket path", socket)] if isinstance(socket, str) and socket else []
     try:
-        there = remote_words(["tmux", "attach", "-t", Arg("its tmux session or window name", target)])
+        there = remote_words(["tmux", *sock, "attach", "-t", Arg("its tmux session or window name", target)])
         argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", *there]
         join(argv)  # (every local word can be shown too: options and destination)
     except Unsafe as exc:

@@ -44,15 +44,20 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
 
 
 def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
-    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
-    (and where a terminal and a display are found). 0 done, 1 not possible."""
+    """Prints ``ssh -t HOST tmux attach -t SESSION``, and opens it in a terminal unless
+    ``only_print``. 0 printed (``only_print``) or opened, 1 not possible (no display or no
+    terminal here: the line is there to run)."""
     try:
         argv = goto.goto_argv(remote, spec)
     except goto.RemoteRefused as exc:
         return fail(1, exc)
     out(text.join(argv), "\n")  # (built from checked names: nothing raw)
-    if not only_print and has_display():
-        goto.open_in_terminal(argv)
+    if only_print:
+        return 0
+    if not has_display():
+        return fail(1, "no display to open a terminal on; run the line above")
+    if not goto.open_in_terminal(argv):
+        return fail(1, "no terminal found to open (x-terminal-emulator, xterm, gnome-terminal); run the line above")
     return 0
 
 

@@ -454,9 +454,10 @@ def test_goto_print_through_real_ssh_and_tmux_parses_back_and_runs_as_meant(tmp_
     assert "." not in str(marker) and ":" not in str(marker)  # (tmux would rewrite them in the name)
     name = f"my  work $(touch {marker}) 'x' `touch {marker}`;touch {marker};#"
     real_tmux = shutil.which("tmux")
-    # the remote's tmux: attach only says what it was asked (no terminal here); all else is tmux
+    # the remote's tmux: attach (on the socket given) only says what it was asked (no terminal
+    # here); all else is tmux
     (server.dir / "bin" / "tmux").write_text(
-        f'#!/bin/sh\nif [ "$1" = attach ]; then exec "{sys.executable}" -c'
+        f'#!/bin/sh\nif [ "$3" = attach ]; then exec "{sys.executable}" -c'
         f" 'import json,sys; print(json.dumps(sys.argv[1:]))' \"$@\" > \"{tmp_path}/attached.json\"; fi\n"
         f'exec "{real_tmux}" "$@"\n'
     )
@@ -486,12 +487,13 @@ def test_goto_print_through_real_ssh_and_tmux_parses_back_and_runs_as_meant(tmp_
         line = done.stdout.rstrip("\n")
         assert "\n" not in line and clean(line) == line
         words = shlex.split(line)
-        assert words[:2] == ["ssh", "-t"] and words[-5] == server.remote("devbox")["ssh"]
-        assert shlex.split(" ".join(words[-4:])) == ["tmux", "attach", "-t", f"{name}:0"]
+        assert words[:2] == ["ssh", "-t"] and words[-7] == server.remote("devbox")["ssh"]
+        # (the pi's own tmux server: its socket, not the remote user's default)
+        assert shlex.split(" ".join(words[-6:])) == ["tmux", "-S", socket_path, "attach", "-t", f"{name}:0"]
         pasted = subprocess.run(["bash", "--norc", "--noprofile", "-c", line], capture_output=True, text=True,
                                 timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
         assert pasted.returncode == 0, pasted.stderr
-        assert json.loads((tmp_path / "attached.json").read_text()) == ["attach", "-t", f"{name}:0"]
+        assert json.loads((tmp_path / "attached.json").read_text()) == ["-S", socket_path, "attach", "-t", f"{name}:0"]
         assert not marker.exists()
     finally:
         subprocess.run([*tmux, "kill-server"], timeout=30, capture_output=True)
@@ -509,7 +511,7 @@ def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pyte
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     cmd = shellcmd.join(goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
-    assert cmd == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
+    assert cmd == "ssh -t -p 2222 me@devbox tmux -S /tmp/x attach -t work:2"
 
 
 # ---- pushes ----

@@ -47,16 +47,16 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
     cmd = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
-    assert cmd.startswith("ssh -t -p 2222 me@devbox tmux attach -t ")
+    assert cmd.startswith("ssh -t -p 2222 me@devbox tmux -S /tmp/x attach -t ")
     subprocess.run(["sh", "-c", cmd], check=True, timeout=30, cwd=tmp_path)
-    assert json.loads((tmp_path / "tmux.json").read_text()) == ["attach", "-t", f"{name}:2"]
+    assert json.loads((tmp_path / "tmux.json").read_text()) == ["-S", "/tmp/x", "attach", "-t", f"{name}:2"]
     assert not (tmp_path / "pwned").exists()
     # a plain name stays plain
     (bin_dir / "pi-notifier").write_text(
         '#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2"}}\'\n'
     )
     plain = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
-    assert plain == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
+    assert plain == "ssh -t -p 2222 me@devbox tmux -S /tmp/x attach -t work:2"
 
 
 def test_a_remote_answering_hostile_json_is_refused_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,10 +187,22 @@ def test_goto_print_of_a_tricky_printable_name_parses_back_and_runs_as_meant(tmp
     assert "\n" not in line and not _raw(line) and clean(line) == line
     words = shlex.split(line)
     assert words[:5] == ["ssh", "-t", "-p", "2222", "me@devbox"]
-    assert shlex.split(" ".join(words[5:])) == ["tmux", "attach", "-t", f"{name}:2"]  # the remote shell's view
+    assert shlex.split(" ".join(words[5:])) == ["tmux", "-S", "/tmp/x", "attach", "-t", f"{name}:2"]  # the remote shell's view
     subprocess.run(["bash", "--norc", "-c", line], check=True, timeout=30, cwd=tmp_path, env=_cli_env(tmp_path))
-    assert json.loads((tmp_path / "tmux.json").read_text()) == ["attach", "-t", f"{name}:2"]
+    assert json.loads((tmp_path / "tmux.json").read_text()) == ["-S", "/tmp/x", "attach", "-t", f"{name}:2"]
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_goto_of_a_remote_session_with_nothing_to_open_it_in_exits_1(tmp_path: Path) -> None:
+    """Without --print, goto's 0 means the user was taken there: with no display to open a
+    terminal on, the line to run is printed and goto exits 1 saying why."""
+    from ..conftest import cli
+
+    cfg = _remote_says(tmp_path, {"session": "work", "window": "2"})
+    r = cli("goto", "devbox:abc", "--config", str(cfg), env=_cli_env(tmp_path))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout == "ssh -t -p 2222 me@devbox tmux -S /tmp/x attach -t work:2\n"
+    assert "no display" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,7 +219,7 @@ def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monke
     code, said = goto.go(load(str(cfg), True), None, "@devbox:/home/dev/.pi/s.jsonl")  # type: ignore[arg-type]
     assert code == 1 and said.startswith("no terminal to open here; run: ")
     line = said.removeprefix("no terminal to open here; run: ")
-    assert shlex.split(" ".join(shlex.split(line)[5:])) == ["tmux", "attach", "-t", "a  b:2"]  # spaces kept
+    assert shlex.split(" ".join(shlex.split(line)[5:])) == ["tmux", "-S", "/tmp/x", "attach", "-t", "a  b:2"]  # spaces kept
 
 
 def test_a_new_terminal_gets_the_argv_not_a_shell_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
