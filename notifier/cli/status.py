@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from notifier.cli.parser import out, say
 from notifier.core.codec import parse_iso
 from notifier.core.planner import quiet_hours_line, quiet_hours_obj
-from notifier.core.text import clean, duration, project_name
+from notifier.core.text import clean, duration, offline_note, project_name
 
 if TYPE_CHECKING:
     import argparse
@@ -40,7 +40,8 @@ def render_status(status: dict[str, Any], now: float, show_all: bool, silences: 
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
     rows: list[tuple[str, ...]] = []
     hidden = 0
-    for s in sorted(sessions, key=lambda s: (not _questions(s, "pending"), not _questions(s, "abandoned"))):
+    asks = ("pending", "offline", "abandoned")
+    for s in sorted(sessions, key=lambda s: [not _questions(s, key) for key in asks]):
         shown = _session_rows(s, now, show_all)  # (sorted stably: newest first in each group)
         rows += shown
         hidden += not shown
@@ -65,17 +66,25 @@ def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
 
 
 def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[tuple[str, ...]]:
-    """The rows of one session: one per pending question, else one per abandoned question, else
-    one saying its state (none for a session idle for over a day, unless ``show_all``)."""
+    """The rows of one session: one per pending question, else one per question of a remote
+    whose link is down, else one per abandoned question, else one saying its state (none for a
+    session idle for over a day, unless ``show_all``). A remote session is named with its host,
+    and its ID is what SESSION takes for it (``devbox:1d2e3a4b``)."""
     from notifier.core.commands import short_id
 
-    pending, abandoned = _questions(s, "pending"), _questions(s, "abandoned")
-    head = (project_name(_str(s.get("name")), _str(s.get("cwd"))), short_id(_str(s.get("id"))) or "-")
-    if pending or abandoned:
+    host = _str(s.get("host"))
+    sid = short_id(_str(s.get("id")))
+    head = (project_name(_str(s.get("name")), _str(s.get("cwd")), host), (f"{host}:{sid}" if host else sid) or "-")
+    pending, offline, abandoned = _questions(s, "pending"), _questions(s, "offline"), _questions(s, "abandoned")
+    if pending:
+        return [("needs_input", *head, _waited(q, now), _asked(q)) for q in pending]
+    if offline:
+        said = offline_note(host, parse_iso(s.get("offline_since")))  # (" — devbox offline since 10:02")
+        return [("offline", *head, _waited(q, now), _asked(q) + said) for q in offline]
+    if abandoned:
         return [
-            ("needs_input" if pending else "abandoned", *head, _waited(q, now),
-             _asked(q) if pending else clean(q.get("text"), 60) + "  (the pi that asked has stopped)")
-            for q in pending or abandoned
+            ("abandoned", *head, _waited(q, now), clean(q.get("text"), 60) + "  (the pi that asked has stopped)")
+            for q in abandoned
         ]
     if show_all or now - (parse_iso(s.get("updated_at")) or 0.0) < DAY_S:
         return [(clean(s.get("state"), 20), *head, "-", clean(s.get("current_tool") or "", 40))]

@@ -190,13 +190,17 @@ def status_obj(snapshot: Snapshot) -> dict[str, Any]:
 def session_status_obj(v: SessionView) -> dict[str, Any]:
     """One session of ``status --json`` (the running app's reply and a scan of our own alike):
     :func:`session_obj`, its state, and ``"location": null`` (filled in by the command where
-    a pi is found). Additive fields: each question's ``asked_at`` and the session's
-    ``current_tool``, so that the text of ``status`` is rendered from this object too."""
+    a pi is found). Additive fields: each question's ``asked_at``, the session's
+    ``current_tool``, and a remote's questions while its link is down (``offline``, since
+    ``offline_since``), so that the text of ``status`` is rendered from this object too."""
     obj = session_obj(v.ref)  # (filled in place, in the order of the contract: one per session)
     obj["state"] = v.state
     obj["alive"] = v.alive
     obj["pending"] = [_waiting_obj(q) for q in v.pending] if v.pending else []  # (most have none: no loop)
     obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned] if v.abandoned else []
+    if v.offline_since is not None:  # additive (§3): a remote's questions while its link is down
+        obj["offline"] = [_waiting_obj(q) for q in v.offline]
+        obj["offline_since"] = iso(v.offline_since)
     obj["updated_at"] = iso(v.updated_at) if v.updated_at else None
     obj["current_tool"] = clean(v.current_tool) or None if v.current_tool else None
     obj["location"] = None

@@ -82,26 +82,38 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     our own, alike): waits from each question's ``asked_at``, the tool a working session runs,
     sessions idle for over a day left out (unless --all), a snoozed session named by its project
     (a remote one too), and any string in it sanitized."""
+    from datetime import datetime
+
     from notifier.cli.status import render_status
-    from notifier.core.codec import status_obj
+    from notifier.core.codec import iso, status_obj
     from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
     from notifier.core.planner import Silences
 
     now = 1_700_000_000.0
     q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)
     remote = SessionRef(remote_key("box", "/s/r.jsonl"), "bbbbbbbb-2", "/home/u/shop", None, host="box")
+    away = SessionRef(remote_key("far", "/s/f.jsonl"), "dddddddd-4", "/home/u/api", None, host="far")
     views = (
         SessionView(SessionRef("/s/a.jsonl", "aaaaaaaa-1", "/home/u/blog", None), "needs_input", (q,), (), True, now - 125),
         SessionView(remote, "working", (), (), None, now - 5, current_tool="ba\x1b[0msh"),
         SessionView(SessionRef("/s/old.jsonl", "cccccccc-3", "/home/u/old", None), "idle", (), (), None, now - 2 * 86400),
+        SessionView(away, "needs_input", (), (), None, now - 60, offline_since=now - 30, offline=(q,)),
     )
     status = status_obj(Snapshot(views, now))
+    assert status["pending"] == 1 and "offline" not in status["sessions"][0]  # (a link that is up: no such field)
+    (gone,) = [s for s in status["sessions"] if s["host"] == "far"]
+    assert gone["pending"] == [] and [o["asked_at"] for o in gone["offline"]] == [iso(now - 125)]
+    assert gone["offline_since"] == iso(now - 30)
     snoozed = Silences(sessions={remote.key: now + 600})
     lines = render_status(status, now, False, snoozed).splitlines()
     assert lines[1].split() == ["needs_input", "blog", "aaaaaaa1", "2", "min", "Pick", "one?"]
-    assert lines[2].split() == ["working", "shop", "bbbbbbb2", "-", "bash"]
-    assert lines[3] == "3 sessions, 1 pending question (1 session idle for over a day not shown; --all lists them)"
-    assert lines[4] == "snoozed: session box · shop bbbbbbb2 for 10 min"
+    # a remote's session: its host named, and its ID is what SESSION takes for it
+    since = datetime.fromtimestamp(now - 30).strftime("%H:%M")
+    assert lines[2].split() == ["offline", "far", "·", "api", "far:ddddddd4", "2", "min", "Pick", "one?", "—", "far",
+                                "offline", "since", since]
+    assert lines[3].split() == ["working", "box", "·", "shop", "box:bbbbbbb2", "-", "bash"]
+    assert lines[4] == "4 sessions, 1 pending question (1 session idle for over a day not shown; --all lists them)"
+    assert lines[5] == "snoozed: session box · shop bbbbbbb2 for 10 min"
     assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())
 
 
