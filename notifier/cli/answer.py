@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from notifier.actions import goto
-from notifier.cli.parser import fail, out, say, sessions_of
+from notifier.cli.parser import fail, out, say, sessions_of, waiting_remote
 from notifier.config import Config
 from notifier.core.codec import question_token
 from notifier.core.model import Snapshot
@@ -63,12 +63,15 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         return fail(2, f"--timeout takes a number of seconds above 0, up to {MAX_TIMEOUT_S}")
     remote = goto.remote_target(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
-        return _answer_remote(*remote, args)
+        return _answer_remote(*remote, args.words[1:], args)
     options, snapshot = sessions_of(config, args.words[0] if args.words else None, dialogs=True)
     try:
         session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:
             raise UsageError("give either CHOICE... or --text, not both")
+        remote = waiting_remote(config, args.token) if session in (None, "next") else None
+        if remote is not None:  # the question waiting longest (or with the token) is a remote's
+            return _answer_remote(*remote, choices, args)
         done = answer(options, snapshot, session, args.call, choices, args.text, args.timeout, args.token)
     except UsageError as exc:
         return fail(2, _said_of_words(exc, list(args.words), snapshot, args.text is not None))
@@ -87,12 +90,12 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def _answer_remote(remote: Remote, spec: str, args: argparse.Namespace) -> int:
+def _answer_remote(remote: Remote, spec: str, choices: list[str], args: argparse.Namespace) -> int:
     """``pi-notifier answer`` run by pi-notifier on the remote: its exit code, its output here
     (each line sanitized; its errors named after the remote)."""
     try:
         code, said, err = goto.answer_remote(
-            remote, spec, args.words[1:], args.timeout, call=args.call, token=args.token, text=args.text
+            remote, spec, choices, args.timeout, call=args.call, token=args.token, text=args.text
         )
     except goto.RemoteRefused as exc:
         return fail(1, exc)

@@ -9,7 +9,7 @@ import argparse
 import os
 
 from notifier.actions import goto
-from notifier.cli.parser import fail, out, sessions_of
+from notifier.cli.parser import fail, out, sessions_of, waiting_remote
 from notifier.config import Config
 from notifier.core import text
 from notifier.core.codec import dumps
@@ -21,6 +21,8 @@ from notifier.system.window_manager import has_display
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
     remote = goto.remote_target(config, args.session)
+    if remote is None and args.session in (None, "next"):  # (the question waiting longest: a remote's?)
+        remote = waiting_remote(config)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return _goto_remote(*remote, only_print=args.print)
     snapshot = sessions_of(config, args.session)[1]

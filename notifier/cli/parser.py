@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from notifier.config import Config
     from notifier.core.model import Snapshot
+    from notifier.remote import Remote
     from notifier.sessions import EngineOptions
 
 
@@ -82,6 +83,37 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
     folder = EngineOptions([os.path.dirname(path)], options.catalog, options.liveness, options.max_line)
     extra = [v for v in scan_once(folder).sessions if os.path.realpath(v.ref.key) == path]
     return options, dataclasses.replace(snapshot, sessions=(*snapshot.sessions, *extra)) if extra else snapshot
+
+
+def app_status(config: Config, brief: bool = False) -> dict[str, Any] | None:
+    """The running app's status object (``brief``: its summary, asked for with a short timeout,
+    fit for a 1-second refresh) when one answers for these folders and settings; else None."""
+    from notifier.control import request
+
+    ask = {"cmd": "status", "roots": config["sessions_dirs"], "liveness": config["liveness"],
+           "question_tools": config["question_tools"], **({"brief": True} if brief else {})}
+    live = request(ask, timeout=0.8) if brief else request(ask)
+    found = live.get("summary" if brief else "status") if live and live.get("ok") else None
+    return found if isinstance(found, dict) else None
+
+
+def waiting_remote(config: Config, token: str | None = None) -> tuple[Remote, str] | None:
+    """The remote and its session file when the question ``next`` means (the one waiting
+    longest), or the one with ``token``, is a remote's: those only the running app knows. None:
+    it is this machine's, or none waits, or no app answers, or no remote is configured."""
+    from notifier.actions.goto import configured, remote_target
+    from notifier.core.codec import parse_iso
+
+    status = app_status(config) if configured(config) else None
+    first: tuple[float, Any, Any] | None = None
+    for s in status.get("sessions") or () if status else ():
+        for q in (s.get("pending") or ()) if isinstance(s, dict) else ():
+            at = parse_iso(q.get("asked_at")) if isinstance(q, dict) else None
+            if at is not None and (token is None or q.get("token") == token) and (first is None or at < first[0]):
+                first = (at, s.get("host"), s.get("file"))
+    if first is None or not isinstance(first[1], str) or not isinstance(first[2], str):
+        return None
+    return remote_target(config, f"{first[1]}:{first[2]}")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -12,7 +12,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from notifier.cli.parser import out, say
+from notifier.cli.parser import app_status, out, say
 from notifier.core.codec import parse_iso
 from notifier.core.planner import quiet_hours_line, quiet_hours_obj
 from notifier.core.text import clean, duration, offline_note, project_name
@@ -156,7 +156,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
 
     # quiet hours in effect: the app's (it follows its config file), else our own config's
     quiet = quiet_hours_obj(config["quiet_hours"], now)["quiet_hours"]
-    status = _ask_app(config)
+    status = app_status(config)
     if status is not None:
         show(status, status.pop("quiet_hours", quiet))
         return 0
@@ -175,25 +175,13 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
-    """The running app's status object (``brief``: its summary, asked for with a short timeout,
-    fit for a 1-second refresh) when one answers for these folders and settings; else None."""
-    from notifier.control import request
-
-    ask = {"cmd": "status", "roots": config["sessions_dirs"], "liveness": config["liveness"],
-           "question_tools": config["question_tools"], **({"brief": True} if brief else {})}
-    live = request(ask, timeout=0.8) if brief else request(ask)
-    found = live.get("summary" if brief else "status") if live and live.get("ok") else None
-    return found if isinstance(found, dict) else None
-
-
 def _status_bar(config: Config, bar: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
     from notifier.core.codec import bar_obj, bar_summary, dumps, tmux_segment
 
-    summary = _ask_app(config, brief=True)
+    summary = app_status(config, brief=True)
     now = time.time()
     if summary is None:
         from notifier.core.planner import quiet_hours_note

@@ -444,6 +444,32 @@ def test_goto_and_answer_go_through_the_same_ssh(tmp_path: Path, sshd: Any) -> N
 
 
 @needs_ssh
+def test_next_is_the_question_waiting_longest_a_remotes_too(tmp_path: Path, sshd: Any) -> None:
+    """goto and answer without SESSION (``next``), and answer --token alone, take the question
+    waiting longest (the one with the token) also when it is a remote's, which only the running
+    app knows: they go through ssh (no pi runs there: the remote's own refusal, named after it)."""
+    from .test_lifecycle import headless_env
+
+    server = sshd()
+    f = session_file(server.sessions)
+    append(f, header("/home/dev/webshop"), ask("call_n", "Ship it?", options=["Yes", "No"]))
+    cfg = write_config(tmp_path / "config.toml", [server.remote("devbox")])
+    (tmp_path / "local-sessions").mkdir()
+    local = ["--sessions-dir", str(tmp_path / "local-sessions"), "--liveness", "off", "--config", str(cfg)]
+    env = headless_env()
+
+    def remote_pending() -> list[dict[str, Any]]:
+        status = json.loads(cli("status", "--json", *local, env=env).stdout)
+        return [q for s in status["sessions"] if s["host"] == "devbox" for q in s["pending"]]
+
+    with AppProcess("run", "--no-notify", *local, env=env):  # (the app: its control channel answers)
+        token = wait_for(remote_pending, 30, "the remote question")[0]["token"]
+        for words in (["goto", "--print"], ["goto", "next", "--print"], ["answer", "1"], ["answer", "--token", token, "1"]):
+            done = cli(*words, *local, env=env, timeout=90)
+            assert done.returncode == 1 and "devbox: " in done.stderr and "no running pi" in done.stderr, (words, done.stderr)
+
+
+@needs_ssh
 @pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
 def test_goto_print_through_real_ssh_and_tmux_parses_back_and_runs_as_meant(tmp_path: Path, sshd: Any) -> None:
     """End to end: a stand-in pi in a real tmux session whose name is full of shell syntax, found
