@@ -248,7 +248,11 @@ def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
     changes but ``alive`` where the app left it unjudged (:func:`_locations`). Locating is a
     bonus: status works without it."""
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    fill_locations(sessions, lambda: _locations(sessions) if look else {})
+    here = [s for s in sessions if s.get("host") is None]
+    fill_locations(here, lambda: _locations(here) if look else {})
+    for s in sessions:
+        if s.get("host") is not None:  # (a remote's pi runs on that machine, not here: contract §3)
+            s["location"] = None
     return status
 
 

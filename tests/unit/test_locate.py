@@ -157,3 +157,15 @@ def test_a_pi_that_may_have_the_session_is_never_told_to_be_resumed_beside(monke
         found = locate_one(one, neighbours=[a, b, c])
         assert isinstance(found, Unmatched) and found.ambiguous and found.pids == (8,), found
         assert "pid 8" in found.reason and "no running pi" not in found.reason
+
+
+def test_a_remote_session_is_never_located_here_even_at_a_local_sessions_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote's pi runs on that machine: its session's ``location`` is null (contract §3), also
+    when its file has the path of a local session whose pi runs here (a shared file system)."""
+    from notifier.system import locate
+
+    here = locate.Location(42, "/dev/pts/3")
+    monkeypatch.setattr(locate, "_locations", lambda sessions: {"/s/a.jsonl": here})
+    status = {"sessions": [{"file": "/s/a.jsonl", "host": None}, {"file": "/s/a.jsonl", "host": "box"}]}
+    local, remote = locate.add_locations(status)["sessions"]
+    assert local["location"] == here.obj() and remote["location"] is None
