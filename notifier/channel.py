@@ -222,24 +222,23 @@ def follow(
     stop: threading.Event,
     say: LogOnce,
     subject: str,
-    peer: str,
 ) -> Iterator[T]:
     """The events a peer's ``lines`` hold (``None``: a line too long), read at the channel's pace
     until ``stop``: a line too long or one ``parse`` refuses (:class:`BadLine`) is skipped, each
-    kind of trouble said once (``say``, about ``subject``; ``peer`` names it in words)."""
+    kind of trouble said once (``say``, about ``subject``: the peer)."""
     pace = Pace()
     for line in lines:
         if pace.spend(MAX_LINE if line is None else len(line), stop):
-            say(subject, "pace", "%s sends faster than %d lines a second; reading it no faster", peer, int(RATE))
+            say(subject, "pace", "sends faster than %d lines a second; reading it no faster", int(RATE))
         if stop.is_set():
             return
         try:
             event = parse(line) if line is not None else None
         except BadLine as exc:
-            say(subject, "garbage", "%s: skipped a line that is not an event (%s)", peer, exc)
+            say(subject, "garbage", "skipped a line that is not an event (%s)", exc)
             continue
         if line is None:
-            say(subject, "long", "%s: skipped a line longer than %d bytes", peer, MAX_LINE)
+            say(subject, "long", "skipped a line longer than %d bytes", MAX_LINE)
         elif event is not None:
             yield event
 

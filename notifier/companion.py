@@ -715,7 +715,7 @@ class CompanionWatcher:
                     return
                 self._channels[path] = peer
             peer.deadline = None  # (as long as pi runs)
-            events: Iterator[Event] = follow(peer, parse, self._stop, say_once, path, "a pi")
+            events: Iterator[Event] = follow(peer, parse, self._stop, say_once, f"the pi at {path}")
             try:
                 for event in events:
                     try:

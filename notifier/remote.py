@@ -328,15 +328,14 @@ class Link:
                 self._stop_on_eof = False
                 continue
             if ready:  # (one that stayed up a while starts again at once-a-second)
-                say_once.forget(name)
+                say_once.forget(f"remote {name}")
                 log.warning("remote %s: the link ended (%s); reconnecting", name, why)
                 wait = backoff.next()
             elif self.connections == 0:
-                say_once(name, "fails", "remote %s cannot be reached: %s; retrying every %d s",
-                         name, why, int(SLOW_RETRY_S))
+                say_once(f"remote {name}", "fails", "cannot be reached: %s; retrying every %d s", why, SLOW_RETRY_S)
                 wait = SLOW_RETRY_S
             else:
-                say_once(name, "down", "remote %s: reconnecting failed (%s); retrying", name, why)
+                say_once(f"remote {name}", "down", "reconnecting failed (%s); retrying", why)
                 wait = backoff.next()
             if self._stop.wait(wait):
                 return
@@ -365,7 +364,7 @@ class Link:
         assert proc.stdout is not None
         try:
             events: Iterator[StreamEvent] = follow(
-                read_lines(proc.stdout), partial(parse_line, host=name), self._stop, say_once, name, f"remote {name}"
+                read_lines(proc.stdout), partial(parse_line, host=name), self._stop, say_once, f"remote {name}"
             )
             for event in events:
                 if isinstance(event, Ready) and not ready:
@@ -463,11 +462,10 @@ class Remotes:
                 out += self._apply(host, item)
             for (who, why), count in self.engine.board.remote.take_refused().items():
                 limit = "sessions" if why == "sessions" else "questions in one session"
-                say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
-                         who, limit, count)
+                say_once(f"remote {who}", why, "has more %s than are kept; ignoring the rest (%d so far)", limit, count)
             if box.folded:
-                say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
-                         "and ended in between are folded (%d so far)", host, box.folded)
+                say_once(f"remote {host}", "folded", "sends faster than it is looked at: questions asked "
+                         "and ended in between are folded (%d so far)", box.folded)
             return out
         finally:
             if more:  # (also after a failure: the rest must not wait for the next event)

@@ -369,7 +369,7 @@ def test_a_missing_remote_is_reported_once(tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "config.toml", [remote])
     with local_app(tmp_path, cfg) as app:
         app.wait("ready")
-        line = app.log_has("remote gone cannot be reached")
+        line = app.log_has("remote gone: cannot be reached")
         assert "refused" in line.lower() or "exit code 255" in line
         append(session_file(tmp_path / "local-sessions"), header("/home/dev/x"), ask("call_m1", "Here?"))
         app.wait("needs_input")  # the app carries on

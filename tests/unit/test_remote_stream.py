@@ -507,12 +507,13 @@ def test_follow_yields_the_events_and_says_each_kind_of_bad_line_once(caplog: py
     stream = io.BytesIO(b"not json\n" + b"x" * (MAX_LINE + 10) + b"\n" + ready + b"\n[1]\n\n" + ready + b"\n")
     with caplog.at_level(logging.INFO, logger="test.follow"):
         events = list(follow(read_lines(stream), lambda line: parse_line(line, host), threading.Event(), say,
-                             host, f"remote {host}"))
+                             f"remote {host}"))
     assert events == [Ready(), Ready()]  # (the blank line is no event; the bad ones are skipped)
     said = [r.getMessage() for r in caplog.records]
     assert sum("skipped a line that is not an event" in m for m in said) == 1  # two bad lines, said once
     assert sum("skipped a line longer than" in m for m in said) == 1
+    assert all(m.startswith("remote devbox: skipped a line") for m in said), said  # (the remote named once)
     stop = threading.Event()
     stop.set()  # stopped: nothing more is read
     assert list(follow(read_lines(io.BytesIO(ready + b"\n")), lambda line: parse_line(line, host), stop, say,
-                       host, host)) == []
+                       host)) == []
