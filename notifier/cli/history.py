@@ -50,7 +50,7 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
         return 0
     lines = [HEAD]
     for q in data["questions"]:
-        project = project_name(q["session"]["name"], q["session"]["cwd"])
+        project = project_name(q["session"]["name"], q["session"]["cwd"], q["session"]["host"])  # ("devbox · …")
         waited = duration(q["waited_s"]) if q["waited_s"] is not None else "-"
         outcome = clean(q["outcome"], 11) or "pending"
         asked = datetime.fromisoformat(q["asked_at"].replace("Z", "+00:00")).astimezone()  # (codec.iso's, local)

@@ -196,6 +196,7 @@ def test_a_remote_question_appears_locally_with_its_host(tmp_path: Path, sshd: A
 
         row = wait_for(remote_rows, 20, "the remote question in history")[0]
         assert row["session"]["file"] == str(f) and row["question"]["tool_call_id"] == "call_r1"
+        assert "devbox · webshop" in cli("history").stdout  # (the text names the host too)
         # local sessions carry host null
         local = tmp_path / "local-sessions"
         append(session_file(local, "loc"), header("/home/dev/local"), ask("call_l1", "Local?"))
