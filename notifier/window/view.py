@@ -245,6 +245,24 @@ def shorten_middle(text: str, limit: int) -> str:
     return text[:head] + "…" + text[len(text) - (keep - head) :]
 
 
+OPTION_WIDTH = 40  # characters of an option's label on a button, a box or a list's entry
+
+
+def option_labels(labels: Sequence[str], width: int = OPTION_WIDTH) -> list[str]:
+    """What the window says of each option (on a button, a box, a list's entry): its label, plain
+    and cut to ``width``. Where two would read the same, each of those says its number, as pi
+    draws it ("2. …"), and, where its label is longer, its end too ("2. Use the Postgre…
+    (fallback)"): a click always reads as the option it answers."""
+    shown = [clean(label, width) for label in labels]
+    out = []
+    for n, (label, said) in enumerate(zip(labels, shown, strict=True), 1):
+        if shown.count(said) > 1:
+            number = f"{n}. "
+            said = number + shorten_middle(clean(label), width - len(number))
+        out.append(said)
+    return out
+
+
 def where_text(q: Shown) -> str:
     """Where the pi of a question runs, in a few words: "tmux work:1 %3", "/dev/pts/4", the
     remote's name, "" (unknown)."""

@@ -24,7 +24,16 @@ from notifier.core.model import QuestionItem
 from notifier.core.text import clean, duration
 from notifier.resources import app_icon
 from notifier.system.window_manager import on_display
-from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
+from notifier.window.view import (
+    OPTION_WIDTH,
+    Shown,
+    WindowView,
+    details_text,
+    heading_text,
+    option_labels,
+    row_id,
+    where_text,
+)
 
 # Lazy imports here: tkinter is optional (python3-tk), Xlib is Linux only.
 
@@ -37,7 +46,7 @@ HEADINGS = ("Project", "Session", "Tool", "Waiting", "Where")
 COLUMN_MAX = {"project": 220, "session": 220, "tool": 200, "waited": 200, "where": 240}
 
 
-MAX_BUTTONS = 8  # options shown as buttons (the details pane lists them all)
+MAX_BUTTONS = 8  # options shown as buttons or boxes; more: one list of them all
 
 # answer(q, choices, text): carries the answer out (and says so)
 AnswerFn = Callable[[Shown, tuple[str, ...], "str | None"], None]
@@ -616,10 +625,23 @@ class AnswerBar:
 
     def _choices(self, q: Shown, choices: list[tuple[str, str]], default: str | None = None) -> None:
         """A button per (label, choice) answering ``q`` with that choice; ``default``'s is the default
-        (a blank label: its place, which is the option's number in a list not sorted)."""
+        (a blank label: its place, which is the option's number in a list not sorted). More than
+        :data:`MAX_BUTTONS`: one list of them all and an Answer button."""
+        from tkinter import ttk
+
         self._label("Answer:")
-        for n, (label, choice) in enumerate(choices[:MAX_BUTTONS], 1):
-            button = self._button(self.frame, label or f"({n})", functools.partial(self.answer, q, (choice,), None))
+        shown = option_labels([label or f"({n})" for n, (label, _) in enumerate(choices, 1)])
+        if len(choices) > MAX_BUTTONS:
+            width = min(OPTION_WIDTH, max(len(s) for s in shown) + 2)
+            listed = self._add(ttk.Combobox(self.frame, values=shown, state="readonly", width=width))
+
+            def chosen() -> Given:
+                return ((choices[listed.current()][1],) if listed.current() >= 0 else ()), None
+
+            self._submit(self.frame, "Answer", q, chosen, "Choose an answer first")
+            return
+        for said, (label, choice) in zip(shown, choices, strict=True):
+            button = self._button(self.frame, said, functools.partial(self.answer, q, (choice,), None))
             if label == default:
                 button.configure(default="active")
 
@@ -667,9 +689,17 @@ class AnswerBar:
         from tkinter import ttk
 
         self._label("Pick:")
-        picked = [tk.BooleanVar(master=self.frame, value=False) for _ in labels[:MAX_BUTTONS]]
-        for label, var in zip(labels, picked, strict=False):
-            self._add(ttk.Checkbutton(self.frame, text=clean(label, 40), variable=var))
+        picked = [tk.BooleanVar(master=self.frame, value=False) for _ in labels]
+        shown = option_labels(labels)
+        if len(labels) > MAX_BUTTONS:  # (one menu of boxes for them all)
+            menu_button = self._add(ttk.Menubutton(self.frame, text=f"{len(labels)} options…"))
+            menu = tk.Menu(menu_button, tearoff=False)
+            for said, var in zip(shown, picked, strict=True):
+                menu.add_checkbutton(label=said, variable=var)
+            menu_button["menu"] = menu
+        else:
+            for said, var in zip(shown, picked, strict=True):
+                self._add(ttk.Checkbutton(self.frame, text=said, variable=var))
 
         def chosen() -> Given:
             return tuple(f"#{n}" for n, v in enumerate(picked, 1) if v.get()), None
@@ -682,7 +712,7 @@ class AnswerBar:
         self._label("Answers, in order:")
         combos: list[Any] = []
         for item in items:
-            values = [clean(o.label, 40) for o in item.options]
+            values = option_labels([o.label for o in item.options])
             width = min(24, max(len(v) for v in values) + 2)
             combos.append(self._add(ttk.Combobox(self.frame, values=values, state="readonly", width=width)))
 

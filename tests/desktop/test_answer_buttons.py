@@ -161,3 +161,70 @@ def test_a_multi_select_a_form_and_a_text_answer_are_sent_only_once_something_is
         assert (sent[0].call, sent[0].choices) == ("c2", ("#2", "#3"))
     finally:
         window.root.destroy()
+
+
+def test_every_option_can_be_answered_and_each_reads_as_the_one_it_answers(desktop: dict[str, str]) -> None:
+    """More options than buttons fit: one list of them all (a single choice) or one menu of
+    boxes (a multi-select), each option reachable; options whose labels would read the same on
+    their buttons say which they are."""
+    require("tkinter")
+    from notifier.core.model import Option, Question, QuestionItem
+    from notifier.window.view import option_labels
+    from notifier.window.window import MAX_BUTTONS, Window
+
+    now = time.time()
+    ports = tuple(Option(f"Port {8000 + n}") for n in range(1, MAX_BUTTONS + 3))
+    long = "Use the PostgreSQL database on the staging server for all integration tests"
+    alike = (Option(f"{long} (recommended)"), Option(f"{long} (fallback)"), Option("Keep"))
+    asks = {
+        "c1": QuestionItem("Which port?", options=ports),
+        "c2": QuestionItem("Which ports?", options=ports, multi=True),
+        "c3": QuestionItem("Which database?", options=alike),
+    }
+    b = Board(liveness=False)
+    for call, item in asks.items():
+        q = Question(call, "question", (item,), now - 5)
+        b.local.apply(f"/s/{call}.jsonl", [Header(f"id-{call}", "/home/dev/shop"), ToolStart(now - 5, call, q.tool, q)], now)
+    source = Source(window_obj(b.snapshot(now)))
+    window = Window(source, focus=["/s/c1.jsonl", "c1"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+
+        def widgets(kind: str) -> list[Any]:
+            window.root.update()
+            return [w for w in window.answer_bar.winfo_children() if w.winfo_class() == kind]
+
+        def press(label: str) -> None:
+            (button,) = [w for w in widgets("TButton") if str(w.cget("text")) == label]
+            button.invoke()
+            window.root.update()
+
+        def answers() -> list[Answer]:
+            return [c for c in source.commands if isinstance(c, Answer)]
+
+        (listed,) = widgets("TCombobox")
+        assert list(listed.cget("values")) == [o.label for o in ports]
+        listed.current(len(ports) - 1)
+        press("Answer")
+        sent = wait_for(answers, 10, "the answer")
+        assert (sent[0].call, sent[0].choices) == ("c1", (f"#{len(ports)}",))
+
+        window.select(row_id(["/s/c2.jsonl", "c2"]))
+        (opener,) = widgets("TMenubutton")
+        menu = window.root.nametowidget(opener.cget("menu"))
+        assert [menu.entrycget(n, "label") for n in range(len(ports))] == [o.label for o in ports]
+        menu.invoke(0)
+        menu.invoke(len(ports) - 1)
+        press("Answer")
+        sent = wait_for(lambda: answers()[1:], 10, "the multi-select answer")
+        assert (sent[0].call, sent[0].choices) == ("c2", ("#1", f"#{len(ports)}"))
+
+        window.select(row_id(["/s/c3.jsonl", "c3"]))
+        shown = [str(w.cget("text")) for w in widgets("TButton")]
+        assert shown[:3] == option_labels([o.label for o in alike]) and len(set(shown[:3])) == 3
+        assert shown[1].endswith("(fallback)")
+        press(shown[1])
+        sent = wait_for(lambda: answers()[2:], 10, "the look-alike's answer")
+        assert (sent[0].call, sent[0].choices) == ("c3", ("#2",))
+    finally:
+        window.root.destroy()

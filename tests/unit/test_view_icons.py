@@ -150,3 +150,18 @@ def test_badge_changes_the_pixels_and_caps_at_9plus() -> None:
     assert tray.state_for(1, 3, True, True) == "snoozed"  # the snooze shows, even with questions waiting
     assert tray.state_for(0, 1, False, False) == "abandoned"
     assert tray.state_for(0, 0, False, True) == "snoozed"
+
+
+def test_options_that_would_read_the_same_say_which_they_are() -> None:
+    """A button (box, list entry) always reads as the option it answers: labels that are the same
+    once cut to the width, or once what is not seen is dropped, say their numbers as pi draws
+    them, and a long one its end too; the others are their labels as they are."""
+    from notifier.window.view import OPTION_WIDTH, option_labels
+
+    long = "Use the PostgreSQL database on the staging server for all integration tests"
+    shown = option_labels([f"{long} (recommended)", f"{long} (fallback)", "Keep"])
+    assert shown[0].startswith("1. Use the") and shown[0].endswith("(recommended)")
+    assert shown[1].startswith("2. Use the") and shown[1].endswith("(fallback)")
+    assert shown[2] == "Keep" and all(len(s) <= OPTION_WIDTH for s in shown)
+    assert option_labels(["Delete all", "Delete\u200b all", "Keep"]) == ["1. Delete all", "2. Delete all", "Keep"]
+    assert option_labels(["Yes", "No"]) == ["Yes", "No"]
