@@ -286,6 +286,8 @@ class BoardReader:
             if result.rewritten:
                 if not self._once(path, "rewritten", "rewritten; reading it again from the start", level=logging.INFO):
                     log.debug("%s was rewritten again; reading it again", path)  # (a writer that rewrites: said once)
+                if tailer.ident is not None:  # (replaced: another name of it now is this file's)
+                    self._idents[tailer.ident] = path
                 events = self._read_bounded(tailer, fd)
                 if events is None:
                     return self.forget(path)

@@ -65,6 +65,25 @@ def test_rewrite_keeping_the_same_question_reports_nothing(tmp_path: Path) -> No
         assert r.outcome == "answered" and len(h.collected.of("needs_input")) == 1
 
 
+def test_another_name_of_a_replaced_file_is_the_same_session(tmp_path: Path) -> None:
+    """A file replaced by a new inode (same content), then given a second name (a symlink beside
+    it): one session, whose question ends once, never a copy under the link's name that waits on."""
+    f = tmp_path / "s.jsonl"
+    body = header() + user() + ask("q1", "Same?")
+    append(f, body)
+    with Harness([tmp_path]) as h:
+        h.wait("needs_input")
+        tmp = tmp_path / "x.tmp"
+        tmp.write_bytes(body)
+        os.replace(tmp, f)
+        wait_for(lambda: h.engine.reader.tailers[str(f)].ident == (os.stat(f).st_dev, os.stat(f).st_ino), 10, "the new inode read")
+        os.symlink(f, tmp_path / "link.jsonl")
+        append(f, answer("q1"))
+        (r,) = h.wait("resolved")
+        assert r.outcome == "answered" and r.session.key == str(f)
+        assert len(h.collected.of("needs_input")) == 1 and not h.engine.snapshot.pending
+
+
 def test_deletion_and_recreation(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header(), user(), ask("q1", "Deleted?"))
