@@ -316,6 +316,9 @@ def not_duration(word: str) -> str:
 # ---- the planner ----
 
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
+# A summary brought again for a reminder of one of its questions counts the reminders of the
+# others due this soon as given with it: one summary heard, not one for each of a burst's questions.
+SUMMARY_REMINDERS_S = 60.0
 BURST_N, BURST_WINDOW_S = 3, 2.0  # this many questions within this many seconds: one summary
 
 
@@ -607,11 +610,17 @@ class Planner:
     def _reminders(self, now: float, quiet: bool) -> list[Action]:
         out: list[Action] = []
         summaries: dict[int, bool] = {}  # summaries a question of which is reminded → the last reminder
+        after = self.remind_after_s
+        due = {  # (the summaries one of whose questions has a reminder due now)
+            s.handle for s in self._shown.values()
+            if s.handle in self._groups and sum(1 for a in after if now - s.item.since >= a) > s.reminders_sent
+        }  # fmt: skip
         for shown in self._shown.values():
             if not quiet and self._silenced(shown.item, now):
                 continue  # (snoozed or muted: a reminder due meanwhile comes when that ends)
             waited = now - shown.item.since
-            sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited)
+            ahead = SUMMARY_REMINDERS_S if shown.handle in due else 0.0
+            sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited + ahead)
             if sent == shown.reminders_sent:
                 continue
             shown.reminders_sent = sent

@@ -189,6 +189,23 @@ def test_two_reminders_of_one_summary_due_together_bring_it_once() -> None:
     assert isinstance(n, Notice) and r == Notice(n.handle, "startup", n.items, critical=True)
 
 
+def test_a_bursts_reminders_bring_its_summary_once_not_once_each() -> None:
+    """Questions of one summary asked moments apart have their reminders due moments apart: the
+    summary comes again once for them all, then not again until the next reminder's time."""
+    p = Planner(settle_s=0.25, remind_after_s=(600.0, 1800.0))
+    for n, name in enumerate("abcd"):  # (asked 0.5 s apart: a burst, one summary)
+        fed(p, [asked(name, W + n / 2)], W + n / 2, W + n / 2)
+        p.tick(W + n / 2)
+    summary = [a for a in p.tick(W + 20) + p.tick(W + 40) if isinstance(a, Notice)]
+    assert not summary  # (all four on one summary by now, nothing more to show)
+    due = p.next_due()
+    assert due == W + 600
+    (again,) = p.tick(due)
+    assert isinstance(again, Notice) and again.kind == "burst" and names(again) == ["a", "b", "c", "d"]
+    assert [p.tick(due + t) for t in (5, 10, 15, 30)] == [[], [], [], []]
+    assert p.next_due() == W + 1800  # (a's last: the next time the summary is heard)
+
+
 def test_a_restored_summary_changed_is_an_update_not_a_put_back() -> None:
     """Put back after a restart (``restored``), then one of it answered: the change is drawn (an
     update), not taken for the bubble the run before left."""
