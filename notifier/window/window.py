@@ -328,13 +328,15 @@ class Window:
         """Answer ``q`` as ``pi-notifier answer`` does (off the Tk thread), as shown (its token:
         refused if what waits changed); the outcome, or why not, in the status line."""
         self.answers.disable()
-        self.say("Answering…")
-        self._ask(Answer(q.session.key, q.question.tool_call_id, choices, text, q.token), "Not answered")
+        project = clean(q.project, 60)
+        self.say(f"Answering {project}…")
+        self._ask(Answer(q.session.key, q.question.tool_call_id, choices, text, q.token), "Not answered", project)
 
-    def _ask(self, command: Command, failed: str) -> None:
+    def _ask(self, command: Command, failed: str, who: str = "") -> None:
         """Carry out a Goto or Answer through the source, off the Tk thread; what came of it goes
-        to the status line (``failed`` starts the line when it failed; ``answered`` for an Answer:
-        a fresh answer bar)."""
+        to the status line (``failed`` starts the line when it failed; ``who``: the project it is
+        about, named first, as another question may be selected by then; ``answered`` for an
+        Answer: a fresh answer bar)."""
 
         def go() -> None:
             reply = self.source.ask(command) or {"said": "pi-notifier does not answer"}
@@ -343,6 +345,7 @@ class Window:
                 said = said[:1].upper() + said[1:]
             else:
                 said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
+            said = f"{who}: {said}" if who else said
             answered = {"answered": bool(reply.get("ok"))} if isinstance(command, Answer) else {}
             self.inbox.put({"said": said, **answered})
 
