@@ -166,14 +166,13 @@ class Liveness:
         if self.next_due is None or when < self.next_due:
             self.next_due = when
 
-    def drop_gone_askers(self, items: list[Transition], board: Board) -> list[Transition]:
-        """Called as a batch is published, with its transitions; changes the board. A question's
-        asker as last seen that no longer runs (it quit since the last process list; another pi,
-        maybe ``pi -p``, asks in its file now) is dropped: not known on the board (its view,
-        :meth:`notifier.core.board.LocalSessions.asker_gone`) nor in the items returned. New
-        questions: a process look is scheduled soon, to see whether their pi is still there; at
-        once for one whose pi is not known yet (its terminal's mode tells whether it waits for a
-        human: notified at once)."""
+    def drop_gone_askers(self, items: list[Transition], board: Board) -> None:
+        """Called as a batch is published, with its transitions; changes the board. A new
+        question's asker as last seen that no longer runs (it quit since the last process list;
+        another pi, maybe ``pi -p``, asks in its file now) is dropped: its view names none
+        (:meth:`notifier.core.board.LocalSessions.asker_gone`). New questions: a process look is
+        scheduled soon, to see whether their pi is still there; at once for one whose pi is not
+        known yet (its terminal's mode tells whether it waits for a human: notified at once)."""
         asked = [t for t in items if t.kind == "needs_input"]
         askers = {t.session.key: board.local.asker(t.session.key) for t in asked}
         for key, asker in askers.items():
@@ -184,7 +183,6 @@ class Liveness:
             unknown = any(askers[t.session.key] is None and not t.initial for t in asked)
             self.schedule(0.0 if unknown else LIVENESS_SOON_S)
             self._recheck_s = self.interval
-        return items
 
     def resumed(self, board: Board) -> None:
         """After a restart: look soon if anything depends on it."""
@@ -485,9 +483,10 @@ class Engine:
         those its calls returned: remote hosts, the companion extension's dialogs), a new
         snapshot, and the turns finished since the last batch. They are the batch's once it is
         made: a failure before keeps them for the next. Publishing changes the board first: the
-        askers that no longer run are dropped (from the board and from the transitions) and a
-        process look is scheduled (:meth:`Liveness.drop_gone_askers`)."""
-        items = self._liveness.drop_gone_askers(self._made, self.board)
+        askers that no longer run are dropped and a process look is scheduled
+        (:meth:`Liveness.drop_gone_askers`)."""
+        items = self._made
+        self._liveness.drop_gone_askers(items, self.board)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
         # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).

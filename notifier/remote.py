@@ -328,7 +328,8 @@ class Link:
                 self._stop_on_eof = False
                 continue
             if ready:  # (one that stayed up a while starts again at once-a-second)
-                say_once.forget(f"remote {name}")
+                for trouble in ("fails", "down"):  # (the link's: what its lines were is said once a run)
+                    say_once.forget(f"remote {name}", trouble)
                 log.warning("remote %s: the link ended (%s); reconnecting", name, why)
                 wait = backoff.next()
             elif self.connections == 0:

@@ -145,7 +145,7 @@ class BoardReader:
             self._failed(path, exc, initial)
         out = [] if out is None else out
         for path, st in tree.files.items():
-            if self._other_name(path, st) is not None:
+            if self._other_name(path, (st.st_dev, st.st_ino)) is not None:
                 continue  # (read under that name)
             if path in self.tailers:
                 out += self.read(path)
@@ -164,15 +164,21 @@ class BoardReader:
         under = [key for key in self.tailers if key == path or key.startswith(prefix)]
         return [t for key in under if everything or not os.path.exists(key) for t in self.forget(key)]
 
-    def _other_name(self, path: str, st: os.stat_result) -> str | None:
-        """The name this file is followed by already, if another (a hard link, another root)."""
-        ident = (st.st_dev, st.st_ino)
+    def _other_name(self, path: str, ident: Ident) -> str | None:
+        """The name the file of ``ident`` (device, inode) is followed by already, if another (a
+        hard link, a symlink, another root); else it is ``path``'s from now on."""
         known = self._idents.get(ident)
         other = self.tailers.get(known) if known is not None and known != path else None
         if other is not None and other.ident == ident:
             return known
         self._idents[ident] = path
         return None
+
+    def _forget_idents(self, path: str, but: Ident | None = None) -> None:
+        """``path`` no longer names the files it named (but ``but``): the map stays as large as
+        the files followed."""
+        for ident in [i for i, p in self._idents.items() if p == path and i != but]:
+            del self._idents[ident]
 
     def add(self, path: str, initial: bool) -> list[Transition]:
         """Follow a file not followed yet: at start-up (``initial``), or when large, only the state
@@ -189,7 +195,7 @@ class BoardReader:
             if not stat.S_ISREG(st.st_mode):
                 self._once(path, "kind", "skipped: %s, not a regular file", kind_of(st.st_mode))
                 return []
-            known = self._other_name(path, st)
+            known = self._other_name(path, (st.st_dev, st.st_ino))
             if known is not None:
                 return self.read(known)  # (read once, under that name)
             if st.st_size <= LIVE_FULL_READ:  # (every question in it is news)
@@ -286,8 +292,8 @@ class BoardReader:
             if result.rewritten:
                 if not self._once(path, "rewritten", "rewritten; reading it again from the start", level=logging.INFO):
                     log.debug("%s was rewritten again; reading it again", path)  # (a writer that rewrites: said once)
-                if tailer.ident is not None:  # (replaced: another name of it now is this file's)
-                    self._idents[tailer.ident] = path
+                if tailer.ident is not None and self._other_name(path, tailer.ident) is None:
+                    self._forget_idents(path, but=tailer.ident)  # (replaced: its old inode is no name of it)
                 events = self._read_bounded(tailer, fd)
                 if events is None:
                     return self.forget(path)
@@ -327,6 +333,7 @@ class BoardReader:
     def forget(self, path: str) -> list[Transition]:
         self._hot.pop(path, None)
         self.tailers.pop(path, None)
+        self._forget_idents(path)
         if path not in self._backoff:  # (one that cannot be read stays said until it is read)
             self._once.forget(path)
         return self.board.local.forget(path, self._wall())

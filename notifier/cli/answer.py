@@ -66,7 +66,11 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         return _answer_remote(*remote, args.words[1:], args)
     options, snapshot = sessions_of(config, args.words[0] if args.words else None, dialogs=True)
     try:
-        session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
+        session: str | None
+        if args.words[:1] == ["next"] and (len(args.words) > 1 or args.text is not None):
+            session, choices = "next", list(args.words[1:])  # (a remote's, maybe: none waiting here)
+        else:
+            session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:
             raise UsageError("give either CHOICE... or --text, not both")
         remote = waiting_remote(config, args.token) if session in (None, "next") else None

@@ -74,7 +74,8 @@ def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[tuple[s
 
     host = _str(s.get("host"))
     sid = short_id(_str(s.get("id")))
-    head = (project_name(_str(s.get("name")), _str(s.get("cwd")), host), (f"{host}:{sid}" if host else sid) or "-")
+    shown_id = (f"{host}:{sid}" if host and sid else sid) or "-"
+    head = (project_name(_str(s.get("name")), _str(s.get("cwd")), host), shown_id)
     pending, offline, abandoned = _questions(s, "pending"), _questions(s, "offline"), _questions(s, "abandoned")
     if pending:
         return [("needs_input", *head, _waited(q, now), _asked(q)) for q in pending]

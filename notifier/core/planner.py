@@ -619,8 +619,10 @@ class Planner:
             if not quiet and self._silenced(shown.item, now):
                 continue  # (snoozed or muted: a reminder due meanwhile comes when that ends)
             waited = now - shown.item.since
-            ahead = SUMMARY_REMINDERS_S if shown.handle in due else 0.0
-            sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited + ahead)
+            if shown.handle in due and shown.reminders_sent < len(after) and waited < after[shown.reminders_sent]:
+                # (another's reminder brings the summary: this one's next, due within the minute, with it)
+                waited = min(waited + SUMMARY_REMINDERS_S, after[shown.reminders_sent])
+            sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited)
             if sent == shown.reminders_sent:
                 continue
             shown.reminders_sent = sent

@@ -358,6 +358,16 @@ def test_garbage_on_the_stream_is_skipped_with_one_log_line(tmp_path: Path) -> N
         assert app.proc.poll() is None
 
 
+def test_a_remote_that_keeps_ending_says_its_bad_line_once_a_run(tmp_path: Path) -> None:
+    """A remote whose stream says ready, then a line that is no event, then ends: the link comes
+    back again and again (said each time), the bad line is said once for the app's run."""
+    script = "import sys; print('{\"event\": \"ready\"}'); print('not json'); sys.stdout.flush()"
+    cfg = write_config(tmp_path / "config.toml", [{"name": "flaky", "command": [sys.executable, "-c", script]}])
+    with local_app(tmp_path, cfg) as app:
+        wait_for(lambda: sum("the link ended" in line for line in app.stderr) >= 2, 30, "the link back twice")
+        assert sum("skipped a line that is not an event" in line for line in app.stderr) == 1, app.stderr
+
+
 @needs_ssh
 def test_a_missing_remote_is_reported_once(tmp_path: Path) -> None:
     closed = free_port()
@@ -465,7 +475,8 @@ def test_next_is_the_question_waiting_longest_a_remotes_too(tmp_path: Path, sshd
 
     with AppProcess("run", "--no-notify", *local, env=env):  # (the app: its control channel answers)
         token = wait_for(remote_pending, 30, "the remote question")[0]["token"]
-        for words in (["goto", "--print"], ["goto", "next", "--print"], ["answer", "1"], ["answer", "--token", token, "1"]):
+        for words in (["goto", "--print"], ["goto", "next", "--print"], ["answer", "1"], ["answer", "next", "1"],
+                      ["answer", "next", "--text", "hi"], ["answer", "--token", token, "1"]):
             done = cli(*words, *local, env=env, timeout=90)
             assert done.returncode == 1 and "devbox: " in done.stderr and "no running pi" in done.stderr, (words, done.stderr)
 

@@ -82,6 +82,11 @@ def test_another_name_of_a_replaced_file_is_the_same_session(tmp_path: Path) -> 
         (r,) = h.wait("resolved")
         assert r.outcome == "answered" and r.session.key == str(f)
         assert len(h.collected.of("needs_input")) == 1 and not h.engine.snapshot.pending
+        for _ in range(20):  # replaced again and again: what names which inode stays as large as the files
+            tmp.write_bytes(f.read_bytes())
+            os.replace(tmp, f)
+            wait_for(lambda: h.engine.reader.tailers[str(f)].ident == (os.stat(f).st_dev, os.stat(f).st_ino), 10, "read")
+        assert len(h.engine.reader._idents) <= 2  # (the file's inode, and the link's name of it)
 
 
 def test_deletion_and_recreation(tmp_path: Path) -> None:

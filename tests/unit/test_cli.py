@@ -93,15 +93,17 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)
     remote = SessionRef(remote_key("box", "/s/r.jsonl"), "bbbbbbbb-2", "/home/u/shop", None, host="box")
     away = SessionRef(remote_key("far", "/s/f.jsonl"), "dddddddd-4", "/home/u/api", None, host="far")
+    unnamed = SessionRef(remote_key("far", "/s/n.jsonl"), None, "/home/u/web", None, host="far")
     views = (
         SessionView(SessionRef("/s/a.jsonl", "aaaaaaaa-1", "/home/u/blog", None), "needs_input", (q,), (), True, now - 125),
         SessionView(remote, "working", (), (), None, now - 5, current_tool="ba\x1b[0msh"),
         SessionView(SessionRef("/s/old.jsonl", "cccccccc-3", "/home/u/old", None), "idle", (), (), None, now - 2 * 86400),
         SessionView(away, "needs_input", (), (), None, now - 60, offline_since=now - 30, offline=(q,)),
+        SessionView(unnamed, "working", (), (), None, now - 70),
     )
     status = status_obj(Snapshot(views, now))
     assert status["pending"] == 1 and "offline" not in status["sessions"][0]  # (a link that is up: no such field)
-    (gone,) = [s for s in status["sessions"] if s["host"] == "far"]
+    (gone,) = [s for s in status["sessions"] if s["host"] == "far" and s["file"] == "/s/f.jsonl"]
     assert gone["pending"] == [] and [o["asked_at"] for o in gone["offline"]] == [iso(now - 125)]
     assert gone["offline_since"] == iso(now - 30)
     snoozed = Silences(sessions={remote.key: now + 600})
@@ -112,8 +114,9 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     assert lines[2].split() == ["offline", "far", "·", "api", "far:ddddddd4", "2", "min", "Pick", "one?", "—", "far",
                                 "offline", "since", since]
     assert lines[3].split() == ["working", "box", "·", "shop", "box:bbbbbbb2", "-", "bash"]
-    assert lines[4] == "4 sessions, 1 pending question (1 session idle for over a day not shown; --all lists them)"
-    assert lines[5] == "snoozed: session box · shop bbbbbbb2 for 10 min"
+    assert lines[4].split() == ["working", "far", "·", "web", "-", "-"]  # (no id yet: none to give)
+    assert lines[5] == "5 sessions, 1 pending question (1 session idle for over a day not shown; --all lists them)"
+    assert lines[6] == "snoozed: session box · shop bbbbbbb2 for 10 min"
     assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())
 
 

@@ -206,6 +206,20 @@ def test_a_bursts_reminders_bring_its_summary_once_not_once_each() -> None:
     assert p.next_due() == W + 1800  # (a's last: the next time the summary is heard)
 
 
+def test_a_summarys_grouped_reminders_never_take_a_questions_own_next_one() -> None:
+    """Reminders less than a minute apart (remind_after 30 s, 60 s): a burst's summary comes
+    again at the first, and urgent at the last, each once; grouping never counts a question's
+    own next reminder as given."""
+    p = Planner(settle_s=0.25, remind_after_s=(30.0, 60.0))
+    for n, name in enumerate("abc"):
+        fed(p, [asked(name, W + n / 2)], W + n / 2, W + n / 2)
+        p.tick(W + n / 2)
+    heard = [(t, a) for t in (W + 30, W + 31, W + 45, W + 60, W + 61, W + 90) for a in p.tick(t)]
+    assert [(t - W, a.kind, a.critical) for t, a in heard if isinstance(a, Notice)] == [
+        (30, "burst", False), (60, "burst", True),
+    ]
+
+
 def test_a_restored_summary_changed_is_an_update_not_a_put_back() -> None:
     """Put back after a restart (``restored``), then one of it answered: the change is drawn (an
     update), not taken for the bubble the run before left."""
