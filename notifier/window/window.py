@@ -47,6 +47,7 @@ COLUMN_MAX = {"project": 220, "session": 220, "tool": 200, "waited": 200, "where
 
 
 MAX_BUTTONS = 8  # options shown as buttons or boxes; more: one list of them all
+BUTTONS_CHARS = 84  # … and as buttons only while their labels fit the bar beside the free-text field
 
 # answer(q, choices, text): carries the answer out (and says so)
 AnswerFn = Callable[[Shown, tuple[str, ...], "str | None"], None]
@@ -629,12 +630,13 @@ class AnswerBar:
     def _choices(self, q: Shown, choices: list[tuple[str, str]], default: str | None = None) -> None:
         """A button per (label, choice) answering ``q`` with that choice; ``default``'s is the default
         (a blank label: its place, which is the option's number in a list not sorted). More than
-        :data:`MAX_BUTTONS`: one list of them all and an Answer button."""
+        :data:`MAX_BUTTONS`, or longer labels than fit the bar: one list of them all and an Answer
+        button (never a button or the free-text field pushed out of sight)."""
         from tkinter import ttk
 
         self._label("Answer:")
         shown = option_labels([label or f"({n})" for n, (label, _) in enumerate(choices, 1)])
-        if len(choices) > MAX_BUTTONS:
+        if len(choices) > MAX_BUTTONS or sum(len(s) + 4 for s in shown) > BUTTONS_CHARS:
             width = min(OPTION_WIDTH, max(len(s) for s in shown) + 2)
             listed = self._add(ttk.Combobox(self.frame, values=shown, state="readonly", width=width))
 

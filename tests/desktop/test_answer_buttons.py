@@ -180,6 +180,7 @@ def test_every_option_can_be_answered_and_each_reads_as_the_one_it_answers(deskt
         "c1": QuestionItem("Which port?", options=ports),
         "c2": QuestionItem("Which ports?", options=ports, multi=True),
         "c3": QuestionItem("Which database?", options=alike),
+        "c4": QuestionItem("Delete?", options=(Option("Delete all"), Option("Delete\u200b all"), Option("Keep"))),
     }
     b = Board(liveness=False)
     for call, item in asks.items():
@@ -219,12 +220,23 @@ def test_every_option_can_be_answered_and_each_reads_as_the_one_it_answers(deskt
         sent = wait_for(lambda: answers()[1:], 10, "the multi-select answer")
         assert (sent[0].call, sent[0].choices) == ("c2", ("#1", f"#{len(ports)}"))
 
+        # labels too long for buttons beside the free-text field: one list, each entry distinct
         window.select(row_id(["/s/c3.jsonl", "c3"]))
-        shown = [str(w.cget("text")) for w in widgets("TButton")]
-        assert shown[:3] == option_labels([o.label for o in alike]) and len(set(shown[:3])) == 3
-        assert shown[1].endswith("(fallback)")
-        press(shown[1])
+        (listed,) = widgets("TCombobox")
+        shown = list(listed.cget("values"))
+        assert shown == option_labels([o.label for o in alike]) and len(set(shown)) == 3
+        assert shown[1].endswith("(fallback)") and not [w for w in widgets("TButton") if "PostgreSQL" in str(w.cget("text"))]
+        listed.current(1)
+        press("Answer")
         sent = wait_for(lambda: answers()[2:], 10, "the look-alike's answer")
         assert (sent[0].call, sent[0].choices) == ("c3", ("#2",))
+
+        # short labels alike but for what is not seen: buttons saying their numbers
+        window.select(row_id(["/s/c4.jsonl", "c4"]))
+        shown = [str(w.cget("text")) for w in widgets("TButton")]
+        assert shown[:3] == ["1. Delete all", "2. Delete all", "Keep"]
+        press("2. Delete all")
+        sent = wait_for(lambda: answers()[3:], 10, "the look-alike's answer")
+        assert (sent[0].call, sent[0].choices) == ("c4", ("#2",))
     finally:
         window.root.destroy()
