@@ -495,6 +495,8 @@ class App:
         self.lock = lock
         # whether a run stands by to notify once this one ends (its bubbles are then left to it)
         self.successor: Callable[[], bool] = lambda: False
+        # whether another process notifies these folders now (cli/run.py: the locks say it)
+        self.others_notify: Callable[[], bool] = lambda: False
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
@@ -616,7 +618,9 @@ class App:
             outputs.append(self.redraw)
             self.outputs_thread.start()
         if self.config["push.urls"]:
-            self.push = PushOutput(self.config, self.store, health=self.health)
+            # (pushed by the process that notifies; one that does not notify pushes only where none does)
+            turn = lambda: self.alerts is not None or not self.others_notify()  # noqa: E731
+            self.push = PushOutput(self.config, self.store, health=self.health, turn=turn)
             self.silences.listen(self.push.set_silences)  # (muted, snoozed: not pushed either)
             outputs.append(self.push)
         options = engine_options(self.config, self.state_dir)

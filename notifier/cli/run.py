@@ -71,6 +71,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
     turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
     app.successor = notifying.successor  # (a headless run's own stand-by ends before it shuts down)
+    app.others_notify = lambda: notifying.app_runs() or notifying.headless() is not None
     try:
         return _serve(app, config, tray, turns, args.stop_on_eof)
     finally:
@@ -239,6 +240,8 @@ class NotifyTurns:
                 alerts.ready(engine.ready_info, snapshot)
             engine.add_output(alerts)  # (every batch from the next on)
             app.alerts = alerts
+            if app.push is not None:  # (pushes too, from what the process before it pushed)
+                app.push.take_turn(store)
         say(TAKEN_BACK if self.lock.after_app else PEER_ENDED)
         return []
 

@@ -52,6 +52,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
 
+
+class _SaidOnce(logging.Filter):
+    """apprise's own log lines, each said once a run (a failing service says why at every push;
+    one log line per kind of failure). Its INFO lines (every push sent) are below the level the
+    app logs it at (cli/parser.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said = str(record.msg)[:300]
+        with self._lock:
+            if said in self._said:
+                return False
+            if len(self._said) < 1000:
+                self._said.add(said)
+        return True
+
+
+logging.getLogger("apprise").addFilter(_SaidOnce())
+
 AWAY_RECHECK_S = 30.0  # a push not to be sent now (someone there, muted, snoozed, quiet): looked at again
 TEXT_LIMIT = 300
 GROUP_S = 2.0  # questions due this close together are pushed as one (the desktop's burst window)
@@ -137,9 +160,12 @@ class PushOutput:
         rate_burst: int = RATE_BURST,
         rate_every_s: float = RATE_EVERY_S,
         health: FailureLog | None = None,
+        turn: Callable[[], bool] = lambda: True,
     ) -> None:
         """``send(urls, title, body)`` is called with one destination at a time; each gets at
-        most ``rate_burst`` pushes at once, then one every ``rate_every_s`` (monotonic ``clock``)."""
+        most ``rate_burst`` pushes at once, then one every ``rate_every_s`` (monotonic ``clock``).
+        ``turn``: whether this process notifies now (one process notifies each question, pushes
+        included: what falls due meanwhile is looked at again later, :meth:`take_turn`)."""
         self.urls = list(config["push.urls"])
         self.rate_burst = rate_burst
         self.rate_every_s = rate_every_s
@@ -148,6 +174,7 @@ class PushOutput:
         self.only_away = config["push.when"] == "away"
         self.show_text = bool(config["notifications.show_text"])
         self.send = send
+        self.turn = turn
         self.away = away
         self.clock = clock
         self.store = store  # where pushed questions are remembered (None: this run only)
@@ -177,6 +204,14 @@ class PushOutput:
 
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pass
+
+    def take_turn(self, store: Store) -> None:
+        """This process notifies from now on (a headless run whose turn came): what was pushed
+        meanwhile is read again from ``store``, where the process that notified recorded it."""
+        with self._lock:
+            self.store = store
+            self._pushed = store.pushed()
+            self._lock.notify_all()
 
     def set_silences(self, silences: Silences) -> None:
         with self._lock:
@@ -226,6 +261,9 @@ class PushOutput:
                     items, held[url] = [t for t in held[url] if key_of(t.session, t.question) in self._open], []
                 if not items:
                     continue
+                if self.store is not None:  # (before it is sent: never twice, even after a crash)
+                    for t in items:
+                        self.store.mark_pushed(t.session.key, t.question.tool_call_id)
                 self._deliver(url, *push_text(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
@@ -253,13 +291,14 @@ class PushOutput:
             return None
 
     def _take(self, keys: list[tuple[str, str]]) -> list[Transition]:
-        """The questions to push now, marked pushed before they are sent (never twice, even after
-        a crash). Not now (looked at again later): all of them in quiet hours or, with
+        """The questions to push now (no longer due: held for their destination's turn, and
+        recorded as pushed as the push that carries them is sent). Not now (looked at again
+        later): all of them while another process notifies, in quiet hours or, with
         ``push.when = "away"``, while someone is there; those muted or snoozed."""
         wall = time.time()
         with self._lock:
             silences, quiet = self._silences, in_quiet_hours(self._quiet, wall)
-        later = quiet or (self.only_away and not self._is_away())
+        later = not self.turn() or quiet or (self.only_away and not self._is_away())
         with self._lock:
             batch: list[Transition] = []
             for key in keys:
@@ -272,9 +311,6 @@ class PushOutput:
                 else:
                     batch.append(t)
             self._pushed.update(key_of(t.session, t.question) for t in batch)  # (no longer due)
-        if self.store is not None:
-            for t in batch:
-                self.store.mark_pushed(t.session.key, t.question.tool_call_id)
         return batch
 
     def _is_away(self) -> bool:
@@ -292,8 +328,9 @@ class PushOutput:
         except Exception as exc:
             ok = False
             say_once("push", type(exc).__name__, "pushing a question failed (%s)", exc)
+        failed = f"failed {self.urls.index(url)}" if url in self.urls else "failed"
         if ok:
             self.sent += 1
-            say_once.forget("push", "failed")
+            say_once.forget("push", failed)
         else:
-            say_once("push", "failed", "a push service did not accept a question (see the apprise log line)")
+            say_once("push", failed, "a push service did not accept a question (see the apprise log line)")

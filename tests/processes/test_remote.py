@@ -641,3 +641,28 @@ def test_a_pushed_question_is_not_pushed_again_after_a_restart(tmp_path: Path, i
         messages = [g["message"] for g in inbox.received]
         assert len(messages) == 2, messages
         assert "Pushed before the restart?" in messages[0] and "Asked after the restart?" in messages[1]
+
+
+def test_a_question_is_pushed_by_the_one_process_that_notifies(tmp_path: Path, inbox: InboxServer) -> None:
+    """A headless run that notifies and a `run --json` beside it, both with push set: one push
+    per question, from the one that notifies (as its desktop notifications are)."""
+    from .test_lifecycle import headless_env
+
+    url = f"json://127.0.0.1:{inbox.server_address[1]}/push"
+    cfg = write_config(tmp_path / "config.toml", [], {"urls": [url], "after": 0})
+    root = tmp_path / "local-sessions"
+    root.mkdir()
+    args = ("--sessions-dir", str(root), "--liveness", "off", "--config", str(cfg))
+    env = headless_env()
+    with AppProcess("run", "--json", "--no-tray", *args, env=env) as first:
+        first.wait("ready")
+        with AppProcess("run", "--json", "--no-tray", *args, env=env) as beside:
+            beside.wait("ready")
+            append(session_file(root, "s1"), header("/home/dev/webshop"), ask("call_o1", "Once?"))
+            wait_for(lambda: inbox.received, 30, "the push")
+            append(session_file(root, "s2"), header("/home/dev/shop"), ask("call_o2", "And this one?"))
+            beside.wait("needs_input", 2)
+            # (the second question's push comes after any second push of the first would have)
+            wait_for(lambda: any("And this one?" in g["message"] for g in inbox.received), 30, "the second push")
+    messages = [g["message"] for g in inbox.received]
+    assert sum("Once?" in m for m in messages) == 1 and sum("And this one?" in m for m in messages) == 1, messages

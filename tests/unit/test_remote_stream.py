@@ -517,3 +517,72 @@ def test_follow_yields_the_events_and_says_each_kind_of_bad_line_once(caplog: py
     stop.set()  # stopped: nothing more is read
     assert list(follow(read_lines(io.BytesIO(ready + b"\n")), lambda line: parse_line(line, host), stop, say,
                        host)) == []
+
+
+def test_a_question_held_for_its_push_is_pushed_after_a_restart(tmp_path: Any) -> None:
+    """A question held for its destination's next turn (the pace) is recorded as pushed only as
+    its push is sent: after a restart meanwhile it is pushed, once."""
+    from notifier.outputs.push import PushOutput
+    from notifier.store import Store
+
+    config = Config()
+    config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})
+    path = str(tmp_path / "state.sqlite3")
+    sent: list[str] = []
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append(title)
+        return True
+
+    first, held = (Transition("needs_input", SessionRef(f"/s/{k}.jsonl", "i", f"/w/{k}", None), q(k), NOW) for k in "ab")
+    store = Store(path)
+    output = PushOutput(config, store, send=send, rate_burst=1, rate_every_s=3600.0)
+    output.start()
+    try:
+        output.publish(Batch((first,), Snapshot()))
+        wait_for(lambda: sent == ["a needs an answer"], 10, "the first push")
+        output.publish(Batch((held,), Snapshot()))  # due at once, held: one push an hour
+        wait_for(lambda: ("/s/b.jsonl", "b") in output._pushed, 10, "the question taken, held for its turn")
+    finally:
+        output.stop()
+        store.close()
+    store = Store(path)  # (restarted)
+    assert store.pushed() == {("/s/a.jsonl", "a")}
+    output = PushOutput(config, store, send=send, rate_burst=1, rate_every_s=3600.0)
+    output.start()
+    try:
+        output.publish(Batch((replace(first, initial=True), replace(held, initial=True)), Snapshot()))
+        wait_for(lambda: len(sent) == 2, 10, "the held question's push")
+        assert sent == ["a needs an answer", "b needs an answer"]
+    finally:
+        output.stop()
+        store.close()
+
+
+def test_a_failing_push_service_beside_a_working_one_is_said_once(caplog: pytest.LogCaptureFixture) -> None:
+    """One log line per kind of failure: a service that fails at every push is said once, even
+    while another one, beside it, takes every push."""
+    import logging
+
+    from notifier.outputs.push import PushOutput
+
+    config = Config()
+    config.values.update({"push.urls": ["json://bad", "json://good"], "push.after": 0.0, "push.when": "always"})
+    tried: list[str] = []
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        tried.append(urls[0])
+        return urls[0] == "json://good"
+
+    output = PushOutput(config, send=send)
+    output.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="notifier.outputs.push"):
+            for k in "ab":
+                ref = SessionRef(f"/s/{k}.jsonl", "i", f"/w/{k}", None)
+                output.publish(Batch((Transition("needs_input", ref, q(k), NOW),), Snapshot()))
+                wait_for(lambda k=k: tried.count("json://good") == "ab".index(k) + 1, 10, "the push")
+        said = [r.getMessage() for r in caplog.records if "did not accept" in r.getMessage()]
+        assert len(said) == 1 and tried.count("json://bad") == 2, (said, tried)
+    finally:
+        output.stop()
