@@ -54,6 +54,21 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
     return f"{clean(words[0], 60)!r} is a session ({label(view)}): give a CHOICE after it{shown} or --text"
 
 
+def _session_and_choices(args: argparse.Namespace, snapshot: Snapshot) -> tuple[str | None, list[str]]:
+    """SESSION (None: next) and the CHOICEs of ``answer``'s words; ``next`` first is SESSION
+    whatever waits here (the question waiting longest may be a remote's). Raises UsageError."""
+    from notifier.pi.keys import UsageError
+
+    session: str | None
+    if args.words[:1] == ["next"] and (len(args.words) > 1 or args.text is not None):
+        session, choices = "next", list(args.words[1:])
+    else:
+        session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
+    if args.text is not None and choices:
+        raise UsageError("give either CHOICE... or --text, not both")
+    return session, choices
+
+
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
     from notifier.actions.answer import answer
@@ -66,13 +81,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         return _answer_remote(*remote, args.words[1:], args)
     options, snapshot = sessions_of(config, args.words[0] if args.words else None, dialogs=True)
     try:
-        session: str | None
-        if args.words[:1] == ["next"] and (len(args.words) > 1 or args.text is not None):
-            session, choices = "next", list(args.words[1:])  # (a remote's, maybe: none waiting here)
-        else:
-            session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
-        if args.text is not None and choices:
-            raise UsageError("give either CHOICE... or --text, not both")
+        session, choices = _session_and_choices(args, snapshot)
         remote = waiting_remote(config, args.token) if session in (None, "next") else None
         if remote is not None:  # the question waiting longest (or with the token) is a remote's
             return _answer_remote(*remote, choices, args)
