@@ -563,6 +563,7 @@ def test_a_failing_push_service_beside_a_working_one_is_said_once(caplog: pytest
     """One log line per kind of failure: a service that fails at every push is said once, even
     while another one, beside it, takes every push."""
     import logging
+    from collections.abc import Sequence
 
     from notifier.outputs.push import PushOutput
 
@@ -570,7 +571,7 @@ def test_a_failing_push_service_beside_a_working_one_is_said_once(caplog: pytest
     config.values.update({"push.urls": ["json://bad", "json://good"], "push.after": 0.0, "push.when": "always"})
     tried: list[str] = []
 
-    def send(urls: Any, title: str, body: str) -> bool:
+    def send(urls: Sequence[str], title: str, body: str) -> bool:
         tried.append(urls[0])
         return urls[0] == "json://good"
 
@@ -578,10 +579,14 @@ def test_a_failing_push_service_beside_a_working_one_is_said_once(caplog: pytest
     output.start()
     try:
         with caplog.at_level(logging.WARNING, logger="notifier.outputs.push"):
-            for k in "ab":
+            for n, k in enumerate("ab", 1):
                 ref = SessionRef(f"/s/{k}.jsonl", "i", f"/w/{k}", None)
                 output.publish(Batch((Transition("needs_input", ref, q(k), NOW),), Snapshot()))
-                wait_for(lambda k=k: tried.count("json://good") == "ab".index(k) + 1, 10, "the push")
+
+                def good(n: int = n) -> bool:
+                    return tried.count("json://good") == n
+
+                wait_for(good, 10, "the push")
         said = [r.getMessage() for r in caplog.records if "did not accept" in r.getMessage()]
         assert len(said) == 1 and tried.count("json://bad") == 2, (said, tried)
     finally:
