@@ -318,7 +318,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
             logging.getLogger("notifier").warning(
                 "cannot write the log file %s (%s); logging to stderr only", clean(path), exc
             )
-    for quiet in ("watchdog", "PIL", "apprise"):
+    for quiet in ("watchdog", "PIL", *(() if verbose else ("apprise",))):  # (apprise: a line per push sent)
         logging.getLogger(quiet).setLevel(logging.WARNING)
     from notifier.compat import quiet_stop_race
 
