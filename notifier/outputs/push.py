@@ -53,27 +53,14 @@ log = logging.getLogger(__name__)
 say_once = LogOnce(log)
 
 
-class _SaidOnce(logging.Filter):
+def _said_once(record: logging.LogRecord) -> bool:
     """apprise's own log lines, each said once a run (a failing service says why at every push;
     one log line per kind of failure). Its INFO lines (every push sent) are below the level the
-    app logs it at (cli/parser.py)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._said: set[str] = set()
-        self._lock = threading.Lock()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        said = str(record.msg)[:300]
-        with self._lock:
-            if said in self._said:
-                return False
-            if len(self._said) < 1000:
-                self._said.add(said)
-        return True
+    app logs it at without -v (cli/parser.py)."""
+    return say_once.first("apprise", str(record.msg)[:300])
 
 
-logging.getLogger("apprise").addFilter(_SaidOnce())
+logging.getLogger("apprise").addFilter(_said_once)
 
 AWAY_RECHECK_S = 30.0  # a push not to be sent now (someone there, muted, snoozed, quiet): looked at again
 TEXT_LIMIT = 300
