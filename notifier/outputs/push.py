@@ -197,7 +197,7 @@ class PushOutput:
         meanwhile is read again from ``store``, where the process that notified recorded it."""
         with self._lock:
             self.store = store
-            self._pushed = store.pushed()
+            self._pushed |= store.pushed()
             self._lock.notify_all()
 
     def set_silences(self, silences: Silences) -> None:
@@ -243,6 +243,10 @@ class PushOutput:
                         say_once("push", "rate", "pushes come faster than one every %d s; the next push "
                                  "folds them", int(self.rate_every_s), level=logging.INFO)
                     continue
+                if not self.turn():  # (another process notifies now: what this one held is its to push)
+                    self._put_back(held[url])
+                    held[url] = []
+                    continue
                 paces[url].spend(0)
                 with self._lock:  # (those answered while they waited for their turn: left out)
                     items, held[url] = [t for t in held[url] if key_of(t.session, t.question) in self._open], []
@@ -252,6 +256,15 @@ class PushOutput:
                     for t in items:
                         self.store.mark_pushed(t.session.key, t.question.tool_call_id)
                 self._deliver(url, *push_text(items, self.show_text))
+
+    def _put_back(self, items: list[Transition]) -> None:
+        """Held questions not pushed by this process after all: due again, looked at later (by
+        then recorded as pushed by the process that notified, or still this one's to push)."""
+        with self._lock:
+            for t in items:
+                key = key_of(t.session, t.question)
+                self._pushed.discard(key)
+                heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
         """Wait for the next questions due, still waiting, at most ``limit`` s ([]: none came; None:

@@ -591,3 +591,34 @@ def test_a_failing_push_service_beside_a_working_one_is_said_once(caplog: pytest
         assert len(said) == 1 and tried.count("json://bad") == 2, (said, tried)
     finally:
         output.stop()
+
+
+def test_a_held_push_is_left_to_the_process_that_notifies_once_it_does() -> None:
+    """A question held for its destination's next turn, when another process takes over
+    notifying meanwhile: not pushed here (that one pushes it), and due here again later."""
+    from notifier.outputs.push import PushOutput
+
+    config = Config()
+    config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})
+    clock, sent, turn = Clock(), [], [True]
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append(title)
+        return True
+
+    first, held = (Transition("needs_input", SessionRef(f"/s/{k}.jsonl", "i", f"/w/{k}", None), q(k), NOW) for k in "ab")
+    output = PushOutput(config, send=send, clock=clock, rate_burst=1, rate_every_s=100.0, turn=lambda: turn[0])
+    output.start()
+    try:
+        output.publish(Batch((first,), Snapshot()))
+        wait_for(lambda: sent == ["a needs an answer"], 10, "the first push")
+        output.publish(Batch((held,), Snapshot()))  # due at once, held: one push per 100 s
+        wait_for(lambda: ("/s/b.jsonl", "b") in output._pushed, 10, "the question taken, held for its turn")
+        turn[0] = False  # another process notifies now
+        clock.t = 100.0  # the destination's turn
+        later = Transition("needs_input", SessionRef("/s/c.jsonl", "i", "/w/c", None), q("c"), NOW)
+        output.publish(Batch((later,), Snapshot()))  # (due at once: the thread wakes to its turn)
+        wait_for(lambda: ("/s/b.jsonl", "b") not in output._pushed, 10, "the held question put back")
+        assert sent == ["a needs an answer"] and any(k == ("/s/b.jsonl", "b") for _, _, k in output._due)
+    finally:
+        output.stop()
