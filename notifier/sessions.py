@@ -174,10 +174,9 @@ class BoardReader:
         self._idents[ident] = path
         return None
 
-    def _forget_idents(self, path: str, but: Ident | None = None) -> None:
-        """``path`` no longer names the files it named (but ``but``): the map stays as large as
-        the files followed."""
-        for ident in [i for i, p in self._idents.items() if p == path and i != but]:
+    def _forget_ident(self, path: str, ident: Ident | None) -> None:
+        """``path`` no longer names the file of ``ident``: the map stays as large as the files followed."""
+        if ident is not None and self._idents.get(ident) == path:
             del self._idents[ident]
 
     def add(self, path: str, initial: bool) -> list[Transition]:
@@ -276,6 +275,7 @@ class BoardReader:
         tailer = self.tailers.get(path)
         if tailer is None:
             return self.add(path, initial=path in self._at_start)
+        was = tailer.ident  # (a rewrite may bring another inode)
         with tailer.reading() as (result, fd):
             now = self._wall()
             if result.missing:
@@ -292,8 +292,9 @@ class BoardReader:
             if result.rewritten:
                 if not self._once(path, "rewritten", "rewritten; reading it again from the start", level=logging.INFO):
                     log.debug("%s was rewritten again; reading it again", path)  # (a writer that rewrites: said once)
-                if tailer.ident is not None and self._other_name(path, tailer.ident) is None:
-                    self._forget_idents(path, but=tailer.ident)  # (replaced: its old inode is no name of it)
+                # (replaced: the new inode is this name's, unless another name follows it; the old one no name's)
+                if tailer.ident is not None and self._other_name(path, tailer.ident) is None and was != tailer.ident:
+                    self._forget_ident(path, was)
                 events = self._read_bounded(tailer, fd)
                 if events is None:
                     return self.forget(path)
@@ -332,8 +333,8 @@ class BoardReader:
 
     def forget(self, path: str) -> list[Transition]:
         self._hot.pop(path, None)
-        self.tailers.pop(path, None)
-        self._forget_idents(path)
+        tailer = self.tailers.pop(path, None)
+        self._forget_ident(path, tailer.ident if tailer is not None else None)
         if path not in self._backoff:  # (one that cannot be read stays said until it is read)
             self._once.forget(path)
         return self.board.local.forget(path, self._wall())
