@@ -253,9 +253,11 @@ class Window:
                     self.raise_(msg.get("focus"))
                 if "said" in msg:
                     self.say(msg["said"])
-                if msg.get("answered") is not None:  # an answer came back: a fresh answer bar
+                if msg.get("answered"):  # answered: a fresh answer bar
                     self.answers.forget()
                     self.answers.update(self.selected())
+                elif msg.get("answered") is not None:  # not answered: the bar as the user left it
+                    self.answers.enable()
                 if msg.get("gone"):
                     self.say("pi-notifier stopped: this list no longer updates")
         except queue.Empty:
@@ -336,8 +338,8 @@ class Window:
     def _ask(self, command: Command, failed: str, who: str = "") -> None:
         """Carry out a Goto or Answer through the source, off the Tk thread; what came of it goes
         to the status line (``failed`` starts the line when it failed; ``who``: the project it is
-        about, named first, as another question may be selected by then; ``answered`` for an
-        Answer: a fresh answer bar)."""
+        about, named first, as another question may be selected by then). An Answer's bar is built
+        afresh once it was answered, and usable again as the user left it when it was not."""
 
         def go() -> None:
             reply = self.source.ask(command) or {"said": "pi-notifier does not answer"}
@@ -566,6 +568,14 @@ class AnswerBar:
         for w in self.widgets:
             with contextlib.suppress(tk.TclError):
                 w.state(["disabled"])
+
+    def enable(self) -> None:
+        """An answer was refused: what was chosen or typed stays, to send again or change."""
+        import tkinter as tk
+
+        for w in self.widgets:
+            with contextlib.suppress(tk.TclError):
+                w.state(["!disabled"])
 
     def forget(self) -> None:
         """An answer came back: the next ``update`` builds the bar afresh."""

@@ -39,6 +39,21 @@ class Source:
         pass
 
 
+def bar_widgets(window: Any, kind: str) -> list[Any]:
+    """The answer bar's widgets of one Tk class (``TButton``…), the text field's row included."""
+    window.root.update()
+    found = list(window.answer_bar.winfo_children())
+    found += [c for w in found for c in w.winfo_children()]
+    return [w for w in found if w.winfo_class() == kind]
+
+
+def press_button(window: Any, label: str) -> None:
+    """Click the answer bar's one button that says ``label``."""
+    (button,) = [w for w in bar_widgets(window, "TButton") if str(w.cget("text")) == label]
+    button.invoke()
+    window.root.update()
+
+
 def test_a_third_party_question_with_options_gets_answer_buttons(desktop: dict[str, str]) -> None:
     require("tkinter")
     from notifier.window.window import Window
@@ -66,10 +81,7 @@ def test_a_third_party_question_with_options_gets_answer_buttons(desktop: dict[s
             return {str(w.cget("text")): w for w in window.answer_bar.winfo_children() if w.winfo_class() == kind}
 
         def deep(kind: str) -> list[Any]:
-            window.root.update()
-            widgets = list(window.answer_bar.winfo_children())
-            widgets += [c for w in widgets for c in w.winfo_children()]  # (the text field's row)
-            return [w for w in widgets if w.winfo_class() == kind]
+            return bar_widgets(window, kind)
 
         def shown(file: str, call: str) -> None:
             window.select(row_id([file, call]))
@@ -117,15 +129,10 @@ def test_a_multi_select_a_form_and_a_text_answer_are_sent_only_once_something_is
         wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
 
         def widgets(kind: str) -> list[Any]:
-            window.root.update()
-            found = list(window.answer_bar.winfo_children())
-            found += [c for w in found for c in w.winfo_children()]  # (the text field's row)
-            return [w for w in found if w.winfo_class() == kind]
+            return bar_widgets(window, kind)
 
         def press(label: str) -> None:
-            (button,) = [w for w in widgets("TButton") if str(w.cget("text")) == label]
-            button.invoke()
-            window.root.update()
+            press_button(window, label)
 
         def answers() -> list[Answer]:
             return [c for c in source.commands if isinstance(c, Answer)]
@@ -159,6 +166,53 @@ def test_a_multi_select_a_form_and_a_text_answer_are_sent_only_once_something_is
         press("Answer all")
         sent = wait_for(lambda: answers()[2:], 10, "the form's answers")
         assert (sent[0].call, sent[0].choices) == ("c2", ("#2", "#3"))
+    finally:
+        window.root.destroy()
+
+
+def test_a_refused_answer_leaves_the_bar_as_the_user_left_it(desktop: dict[str, str]) -> None:
+    """An answer refused (pi shows something else, the question changed…) says why, and the boxes
+    ticked and the text typed stay, usable, to send again; an answer accepted gets a fresh bar."""
+    require("tkinter")
+    from notifier.core.model import Option, Question, QuestionItem
+    from notifier.window.window import Window
+
+    now = time.time()
+    opts = (Option("red"), Option("green"), Option("blue"))
+    q = Question("c1", "question", (QuestionItem("Which colours?", options=opts, multi=True),), now - 5)
+    b = Board(liveness=False)
+    b.local.apply("/s/c1.jsonl", [Header("id-c1", "/home/dev/shop"), ToolStart(now - 5, "c1", q.tool, q)], now)
+    replies: list[dict[str, Any]] = [{"ok": False, "said": "pi shows another question"}, {"ok": True, "said": "answered"}]
+
+    class Refusing(Source):
+        def ask(self, command: Command) -> dict[str, Any]:
+            self.commands.append(command)
+            return replies.pop(0)
+
+    source = Refusing(window_obj(b.snapshot(now)))
+    window = Window(source, focus=["/s/c1.jsonl", "c1"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+
+        def said() -> str:
+            window.root.update()
+            return str(window.status.cget("text"))
+
+        boxes = bar_widgets(window, "TCheckbutton")
+        boxes[0].invoke()
+        boxes[2].invoke()
+        (entry,) = bar_widgets(window, "TEntry")
+        entry.insert(0, "teal")
+        press_button(window, "Answer")
+        wait_for(lambda: "Not answered: pi shows another question" in said(), 10, "the refusal said")
+        boxes = bar_widgets(window, "TCheckbutton")
+        assert [b.instate(["selected"]) for b in boxes] == [True, False, True]
+        assert all(w.instate(["!disabled"]) for w in boxes + bar_widgets(window, "TButton") + bar_widgets(window, "TEntry"))
+        assert bar_widgets(window, "TEntry")[0].get() == "teal"
+        press_button(window, "Answer")
+        wait_for(lambda: "Answered" in said(), 10, "the second answer")
+        assert [c.choices for c in source.commands if isinstance(c, Answer)] == [("#1", "#3"), ("#1", "#3")]
+        assert [b.instate(["selected"]) for b in bar_widgets(window, "TCheckbutton")] == [False, False, False]
     finally:
         window.root.destroy()
 
