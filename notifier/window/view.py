@@ -252,14 +252,17 @@ def option_labels(labels: Sequence[str], width: int = OPTION_WIDTH) -> list[str]
     """What the window says of each option (on a button, a box, a list's entry): its label, plain
     and cut to ``width``. Where two would read the same, each of those says its number, as pi
     draws it ("2. …"), and, where its label is longer, its end too ("2. Use the Postgre…
-    (fallback)"): a click always reads as the option it answers."""
+    (fallback)"); where one would still read as another (a label "2. A" beside two "A"), every
+    one says its number: a click always reads as the option it answers."""
+
+    def numbered(n: int, label: str) -> str:
+        return f"{n}. " + shorten_middle(clean(label), width - len(f"{n}. "))
+
     shown = [clean(label, width) for label in labels]
-    out = []
-    for n, (label, said) in enumerate(zip(labels, shown, strict=True), 1):
-        if shown.count(said) > 1:
-            number = f"{n}. "
-            said = number + shorten_middle(clean(label), width - len(number))
-        out.append(said)
+    pairs = enumerate(zip(labels, shown, strict=True), 1)
+    out = [numbered(n, label) if shown.count(said) > 1 else said for n, (label, said) in pairs]
+    if len(set(out)) < len(out):
+        out = [numbered(n, label) for n, label in enumerate(labels, 1)]
     return out
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
@@ -165,3 +167,15 @@ def test_options_that_would_read_the_same_say_which_they_are() -> None:
     assert shown[2] == "Keep" and all(len(s) <= OPTION_WIDTH for s in shown)
     assert option_labels(["Delete all", "Delete\u200b all", "Keep"]) == ["1. Delete all", "2. Delete all", "Keep"]
     assert option_labels(["Yes", "No"]) == ["Yes", "No"]
+    # a label that reads as another's number: every option says its own
+    assert option_labels(["2. A", "A", "A"]) == ["1. 2. A", "2. A", "3. A"]
+
+
+@given(st.lists(st.text(max_size=60), min_size=1, max_size=12))
+def test_no_two_options_ever_read_the_same(labels: list[str]) -> None:
+    """Whatever the labels (alike, the same, numbers of their own, unseen characters, long), no
+    two options read the same, and none is longer than the width."""
+    from notifier.window.view import OPTION_WIDTH, option_labels
+
+    shown = option_labels(labels)
+    assert len(set(shown)) == len(labels) and all(len(s) <= OPTION_WIDTH for s in shown)
