@@ -208,6 +208,8 @@ class Inbox:
             if self._closed:
                 return False
             question = isinstance(item, (RemoteAsked, RemoteEnded))
+            if not question:  # (the link's state changed: nothing after it takes a place before it)
+                self._latest.clear()
             key = (item.session.key, item.question.tool_call_id) if question else None  # type: ignore[union-attr]
             slot = self._latest.get(key, (None, 0)) if key is not None else (None, 0)  # ((None, 0): none)
             waiting = self._items.get(slot)

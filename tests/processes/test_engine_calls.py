@@ -23,7 +23,7 @@ from notifier.core.model import (
     remote_key,
 )
 from notifier.engine import Batch, ReadyInfo
-from notifier.remote import RemoteAsked, Remotes
+from notifier.remote import Down, Ready, RemoteAsked, Remotes
 
 from ..conftest import wait_for
 from ..harness import Harness
@@ -108,6 +108,39 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
         items, snapshot = out.calls[0]
         assert [t.question.tool_call_id for t in items] == ["c0", "c1", "c2"]
         assert snapshot.pending_count == 3
+
+
+def test_a_remote_question_re_sent_after_a_reconnect_stays_pending_while_the_engine_was_busy(tmp_path: Path) -> None:
+    """A remote pi asks, the link drops and comes back (re-sending what is pending there) while
+    the engine is busy with something else: once the engine takes it all, the question waits, as
+    it does there. (The re-sent copy took the first one's place, before Down and Ready: the
+    re-sync then ended it as superseded, 5 of 5.)"""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    config = Config()
+    config.values["remotes"] = [{"name": "devbox", "ssh": "me@devbox"}]
+    with Harness([sessions]) as h:
+        hub = Remotes(configured(config), h.engine)  # (its links not started: this test is the link's thread)
+        ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
+        q = Question("call_1", "question", (QuestionItem("Deploy now?"),), time.time())
+        hub._put("devbox", Ready())
+        wait_for(lambda: not len(hub.boxes["devbox"]), 10, "the first Ready taken")
+        busy, holding = threading.Event(), threading.Event()
+
+        def hold() -> list[Transition]:  # (the engine busy meanwhile)
+            holding.set()
+            busy.wait(10)
+            return []
+
+        h.engine.call(hold)
+        assert holding.wait(10)
+        for item in (RemoteAsked(ref, q, False, time.time()), Down(), RemoteAsked(ref, q, True, time.time()), Ready()):
+            hub._put("devbox", item)
+        busy.set()
+        wait_for(lambda: not len(hub.boxes["devbox"]), 10, "the inbox taken")
+        _calls_when_done(h, [])  # (the batch of the remote's events is out before this)
+        assert [(t.kind, t.outcome) for t in h.collected.items] == [("needs_input", None)]
+        assert [p.tool_call_id for _, p in h.collected.snapshot.pending] == ["call_1"]
 
 
 def test_a_call_that_changes_the_board_without_a_transition_still_brings_a_snapshot(tmp_path: Path) -> None:

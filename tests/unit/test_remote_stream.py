@@ -389,6 +389,21 @@ def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -
     assert board.remote.ended(remote_ref("h", 1), q("c"), NOW, "answered") == []
 
 
+def test_nothing_said_after_the_link_went_down_or_came_back_takes_a_place_before_it() -> None:
+    """A question asked, then the link down, then (the engine still busy) the link back and the
+    question re-sent: the copy comes after Down and Ready, where the engine applies it after the
+    re-sync (tests/processes/test_engine_calls.py shows what the old place did)."""
+    from notifier.remote import Down, Inbox
+
+    box = Inbox()
+    for item in (asked_event(1), Down(), asked_event(1, initial=True), Ready(), ended_event(1)):
+        box.put(item)
+    items, _ = box.take()
+    assert [(type(i).__name__, getattr(i, "initial", None)) for i in items] == [
+        ("RemoteAsked", False), ("Down", None), ("RemoteAsked", True), ("Ready", None), ("RemoteEnded", None),
+    ]  # fmt: skip
+
+
 def test_the_inbox_is_bounded_and_taken_in_batches(tmp_path: Any) -> None:
     from notifier.remote import Inbox
 
