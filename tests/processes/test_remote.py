@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -593,6 +594,25 @@ def test_a_question_is_pushed_at_once_with_after_0(tmp_path: Path, inbox: InboxS
         got = wait_for(lambda: inbox.received, 30, "the push")[0]
         assert got["title"] == "webshop needs an answer"
         assert "Ship it?" in got["message"]
+
+
+def test_a_push_in_flight_does_not_hold_up_the_quit(tmp_path: Path) -> None:
+    """The app asked to stop while a push waits on a service that never answers ends at once
+    (it held the quit 4 s and more: apprise's own pool, waited for at exit, 3 of 3)."""
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(8)
+    hole.settimeout(30)
+    cfg = write_config(tmp_path / "config.toml", [], {"urls": [f"json://127.0.0.1:{hole.getsockname()[1]}/"], "after": 0})
+    with local_app(tmp_path, cfg) as app, hole:
+        app.wait("ready")
+        append(session_file(tmp_path / "local-sessions"), header("/home/dev/webshop"), ask("call_p", "Ship it?"))
+        conn, _ = hole.accept()  # (the push is on the wire, and never answered)
+        with conn:
+            began = time.monotonic()
+            app.proc.terminate()
+            app.proc.wait(10)
+            assert time.monotonic() - began < 2.0, app.stderr[-5:]
 
 
 def test_a_push_waits_after_and_skips_questions_answered_before(tmp_path: Path, inbox: InboxServer) -> None:
