@@ -107,6 +107,7 @@ class WindowProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._pending: dict[str, Any] | None = None  # where the window being started is to look, when it subscribes
         self._subscribed = threading.Event()  # a window subscribed since the last one was started
+        self._closed = False  # the app quits: no window is opened any more
 
     def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
         """Open the window (one at a time), or raise the open one at ``focus``; ``said``: a line
@@ -126,6 +127,8 @@ class WindowProcess:
         return result
 
     def _show(self, message: dict[str, Any]) -> str:
+        if self._closed:
+            return "failed"
         if any([conn.send(message) for conn in self._keep()]):
             return "raised"
         if self._process is not None and self._process.poll() is None:
@@ -185,12 +188,17 @@ class WindowProcess:
             self._keep()
 
     def close(self) -> None:
+        """The app quits: the open windows are closed, and none opens after (a Show still being
+        handled finishes first: the window it started is closed too)."""
+        with self._show_lock:
+            self._closed = True
+            process = self._process
         with self._sub_lock:
             for conn in self.subscribers:
                 conn.close()
             self.subscribers = ()
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
+        if process is not None and process.poll() is None:
+            process.terminate()
 
 
 LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often
@@ -702,7 +710,7 @@ class App:
         self.stop_event.set()
         self.redraw.changed()  # lets the outputs thread finish
         if self.server is not None:
-            self.server.stop()  # (first: no Show handled after the window closes opens it again)
+            self.server.stop()  # (first: no new Show; one still being handled is the window's to refuse)
         self.window.close()
         for part in (self.dialogs, self.follower, self.saved, self.remotes, self.push):
             if part is not None:

@@ -4,11 +4,13 @@ the next change draws again."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,3 +171,43 @@ def test_a_menu_built_anew_at_each_change_is_sent_only_when_a_question_comes_or_
     for _ in range(100):
         tray.update(state)
     assert len(sent) == 2 and any("Ship?" in label for label in labels())
+
+
+def test_a_show_being_handled_as_the_app_quits_leaves_no_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Show still being handled when the app closes its window (the control channel stopped,
+    its handler still at work) opened a window after the quit (5 of 5): the one it starts is
+    closed with the rest, and none opens after."""
+    import notifier.app as app
+
+    entered, release = threading.Event(), threading.Event()
+    started: list[Any] = []
+
+    class Process:  # (a window's process: started, terminated)
+        def __init__(self, cmd: list[str], **kwargs: Any) -> None:
+            self.ended = False
+            started.append(self)
+
+        def poll(self) -> int | None:
+            return 0 if self.ended else None
+
+        def terminate(self) -> None:
+            self.ended = True
+
+    def display() -> tuple[dict[str, str], str]:  # (a look at the display, taking a while)
+        entered.set()
+        release.wait(10)
+        return {}, "a display"
+
+    monkeypatch.setattr(app, "window_display", display)
+    monkeypatch.setattr(subprocess, "Popen", Process)
+    window = WindowProcess("/nonexistent/control.sock")
+    shown = threading.Thread(target=window.show)
+    shown.start()
+    assert entered.wait(10)
+    closing = threading.Thread(target=window.close)
+    closing.start()
+    release.set()
+    shown.join(10)
+    closing.join(10)
+    assert len(started) <= 1 and all(p.ended for p in started)
+    assert window.show() == "failed" and len(started) <= 1
