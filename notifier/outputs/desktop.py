@@ -536,7 +536,10 @@ class Notifier:
         return choose_backend(self.config["notifications.backend"], dbus, expire=expire, instead=self.instead)
 
     def start(self) -> None:
-        self._screen.start()
+        """Start on the outputs thread, its first job: the server is looked for there (connecting,
+        and asking what it is and can do, are round trips: seconds with a server that stalls),
+        never on the thread that starts it (the engine's, as a headless run's turn comes)."""
+        self._worker.put(self._screen.start)
         self._worker.add(self)
         if self._focus is not None:  # (what is focused, followed from now on: its events read here)
             self._worker.put(self._focus.start)

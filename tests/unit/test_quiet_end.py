@@ -3,8 +3,12 @@ notifier's worker wakes at their end, not up to a minute later."""
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
 
 from notifier.config import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
@@ -54,3 +58,29 @@ def test_the_notifiers_clock_counts_time_asleep() -> None:
     assert before <= now <= time.clock_gettime(boottime)
     with outputs_thread() as worker:
         assert Notifier(Config(), worker=worker).clock is boot_clock
+
+
+def test_the_notification_server_is_looked_for_on_the_outputs_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starting the notifier never waits on the server (connecting and asking what it is are
+    round trips: seconds with a server that stalls): it is looked for on the outputs thread, so
+    a headless run whose turn comes (started on the engine thread) reads on meanwhile (it read
+    nothing for 3 s with a server answering each call after 1.5 s)."""
+    import notifier.outputs.desktop as desktop
+
+    looked: list[str] = []
+
+    def choose(*args: Any, **kwargs: Any) -> tuple[Server, str]:
+        looked.append(threading.current_thread().name)
+        return Server(), "a server"
+
+    monkeypatch.setattr(desktop, "choose_backend", choose)
+    config = Config()
+    config.set("notifications.skip_when_focused", False, "test")  # (no look at what is focused: no socket)
+    with outputs_thread() as worker:
+        alerts = Notifier(config, worker=worker)
+        alerts.start()
+        try:
+            wait_for(lambda: looked, 5, "the server looked for")
+            assert looked == ["pi-notifier-outputs"] and alerts.online
+        finally:
+            alerts.stop()
