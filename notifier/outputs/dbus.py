@@ -117,7 +117,8 @@ class _Link:
     """The connection to one bus address, shared by the handles on it. No thread of its own: it
     is read by the :class:`Worker` one of its handles gave (when the socket is ready; signals are
     handed out there), and a call reads on its caller's thread while no other thread reads; one
-    thread reads at a time, routing every reply to the call that waits for it."""
+    thread reads at a time (its turn), routing every reply to the call that waits for it. A call
+    waiting for the turn wakes when its reply was routed to it, or when the turn is free."""
 
     def __init__(self, address: str) -> None:
         from jeepney.io.threading import open_dbus_connection
@@ -134,7 +135,8 @@ class _Link:
         self.handles: list[Bus] = []
         self.worker: Worker | None = None  # reads while nobody calls; signals are handed out there
         self._fd = self._conn.sock.fileno()
-        self._reading = threading.Lock()  # (held by the one thread that reads the socket now)
+        self._turn = threading.Condition()  # who reads the socket now; notified as the turn ends or a reply comes
+        self._reading = False  # (a thread reads the socket now)
         self._signals: queue.SimpleQueue[Any] = queue.SimpleQueue()  # read, not yet handed out
 
     def read_on(self, worker: Worker) -> None:
@@ -149,12 +151,12 @@ class _Link:
         try:
             self.send(message, serial)
             while slot.empty():  # read here, or wait while another thread reads (it routes ours)
-                if not self._reading.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                if not self._take_turn(slot, deadline):
                     break
                 try:
                     self._read(slot, deadline)
                 finally:
-                    self._reading.release()
+                    self._end_turn()
                 if time.monotonic() >= deadline:
                     break
         finally:
@@ -167,8 +169,27 @@ class _Link:
             raise BusError("the session bus went away")
         return reply
 
+    def _take_turn(self, slot: queue.SimpleQueue[Any], deadline: float) -> bool:
+        """Wait for the turn to read: True once it is this thread's; False if the reply came
+        meanwhile (another thread's read routed it) or the deadline passed."""
+        with self._turn:
+            while self._reading and slot.empty():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._turn.wait(left)
+            if not slot.empty():
+                return False
+            self._reading = True
+            return True
+
+    def _end_turn(self) -> None:
+        with self._turn:
+            self._reading = False
+            self._turn.notify_all()
+
     def _read(self, slot: queue.SimpleQueue[Any] | None, deadline: float) -> None:
-        """(Holding ``_reading``.) Route what comes until ``slot`` has its reply or the deadline;
+        """(This thread's turn.) Route what comes until ``slot`` has its reply or the deadline;
         then what the connection holds already, without waiting."""
         try:
             while True:
@@ -187,14 +208,17 @@ class _Link:
 
     def _ready(self) -> None:
         """(The worker: the socket is ready.) Read what came, unless a caller reads it."""
-        if self._reading.acquire(blocking=False):
-            try:
-                self._read(None, 0.0)
-            except BusError:
-                pass
-            finally:
-                self._reading.release()
-            self._hand_out()
+        with self._turn:
+            if self._reading:
+                return
+            self._reading = True
+        try:
+            self._read(None, 0.0)
+        except BusError:
+            pass
+        finally:
+            self._end_turn()
+        self._hand_out()
 
     def _hand_out(self) -> None:
         """The signals read so far, to every handle's callback: on the worker if there is one."""
@@ -222,6 +246,8 @@ class _Link:
 
     def close(self) -> None:
         self.replies.close()
+        with self._turn:  # (the calls waiting for the turn have their None)
+            self._turn.notify_all()
         if self.worker is not None:
             self.worker.unwatch(self._fd)
         with contextlib.suppress(Exception):
@@ -235,6 +261,8 @@ class _Link:
             serial = fields.get(HeaderFields.reply_serial)
             if not self.replies.deliver(serial, message):
                 log.debug("dropped a D-Bus reply to serial %r that nothing waits for", serial)
+            with self._turn:  # (its call may wait for the turn: it has its reply)
+                self._turn.notify_all()
         elif kind is MessageType.signal:
             self._signals.put(message)
         elif kind is MessageType.method_call and not message.header.flags & MessageFlag.no_reply_expected:

@@ -125,6 +125,42 @@ def test_calls_from_many_threads_each_get_their_own_reply_while_the_worker_reads
         handle.close()
 
 
+def test_a_call_answered_while_another_thread_reads_returns_at_once(bus: str) -> None:
+    """One call waits on a service that holds its reply (a busy server, one being started),
+    reading the connection; a second call from another thread, whose reply that read routes to
+    it, returns at once (it waited the first one out: up to its timeout, 3 of 3)."""
+    from jeepney import DBusAddress, message_bus, new_method_call, new_method_return
+    from jeepney.io.blocking import open_dbus_connection
+
+    held, release = threading.Event(), threading.Event()
+    service = open_dbus_connection(bus=bus)
+    service.send_and_get_reply(message_bus.RequestName("org.example.Held"), timeout=5)
+
+    def serve() -> None:  # (answers one call, once released)
+        msg = service.receive(timeout=10)
+        held.set()
+        release.wait(30)
+        service.send(new_method_return(msg, "s", ("done",)))
+
+    threading.Thread(target=serve, daemon=True).start()
+    handle = Bus()
+    slow = threading.Thread(
+        target=handle.ask, args=(new_method_call(DBusAddress("/x", "org.example.Held", "org.example.Held"), "Go"), 30.0)
+    )
+    try:
+        slow.start()
+        wait_for(lambda: held.is_set() and handle._link._reading, 10, "the held call read for")
+        quick = threading.Thread(target=handle.ask, args=(message_bus.GetId(), 30.0))
+        quick.start()
+        quick.join(10)
+        assert not quick.is_alive()  # (answered while the held call still waits)
+    finally:
+        release.set()
+        slow.join(30)
+        handle.close()
+        service.close()
+
+
 def test_without_a_worker_signals_come_after_a_call_on_its_thread(bus: str) -> None:
     from jeepney import message_bus
 
