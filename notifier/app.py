@@ -151,10 +151,14 @@ class WindowProcess:
             return "failed"
         return "starting"
 
-    def subscribe(self, conn: Connection, snapshot: Snapshot, silences: Silences) -> None:
-        """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
+    def subscribe(self, conn: Connection, current: Callable[[], tuple[Snapshot, Silences]]) -> None:
+        """A window connected: it gets every snapshot from now on, and the focus it was opened for.
+        The board as it is now (``current()``) is read once the window is among those pushed to,
+        so no snapshot falls between (one read before could be overtaken: the window then showed
+        an older board until the next change)."""
         self._keep(conn)
         self._subscribed.set()
+        snapshot, silences = current()
         conn.send({"window": self._obj(snapshot, silences)}, kind="window")
         pending, self._pending = self._pending, None
         if pending is not None and (pending["focus"] or "said" in pending):
@@ -537,7 +541,7 @@ class App:
             return {"ok": True, "window": window, "display": has_display()}
         elif isinstance(command, Subscribe):
             if conn is not None:
-                self.window.subscribe(conn, self.snapshot(), self.silences.value)
+                self.window.subscribe(conn, lambda: (self.snapshot(), self.silences.value))
             return None
         elif isinstance(command, Quit):
             self.stop_event.set()

@@ -211,3 +211,28 @@ def test_a_show_being_handled_as_the_app_quits_leaves_no_window(monkeypatch: pyt
     closing.join(10)
     assert len(started) <= 1 and all(p.ended for p in started)
     assert window.show() == "failed" and len(started) <= 1
+
+
+def test_a_window_is_handed_the_board_read_once_it_is_pushed_to() -> None:
+    """A window that subscribes gets the board read after it is among the windows pushed to: a
+    snapshot pushed between the read and the subscription would be missed (and one read before
+    could replace a newer one still queued), leaving the window on an older board."""
+    sent: list[Any] = []
+
+    class Conn:
+        closed = False
+
+        def send(self, message: Any, kind: str | None = None) -> bool:
+            sent.append(message)
+            return True
+
+    window = WindowProcess("/nonexistent/control.sock")
+    conn: Any = Conn()
+    read_when: list[bool] = []
+
+    def current() -> tuple[Snapshot, Silences]:
+        read_when.append(any(c is conn for c in window.subscribers))
+        return Snapshot(taken_at=7.0), Silences()
+
+    window.subscribe(conn, current)
+    assert read_when == [True] and "window" in sent[0]
