@@ -454,17 +454,20 @@ class Engine:
             self.reader.scan(item.path, initial=False, out=made)
             self._limit.check_folder(item.path, self.watcher)
         elif isinstance(item, RootGone):
-            log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
-            self.watcher.root_gone(item.path)
+            if self.watcher.root_gone(item.path):  # (else said as the folder it is in saw it go)
+                log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             made += self.reader.gone(item.path)
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
             log.info("watching %s", item.path)
             self.reader.scan(item.path, initial=False, out=made)
         elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
-            log.warning("sessions folder %s points elsewhere now; reading it anew", item.path)
             made += self.reader.gone(item.path, everything=True)
             if self.watcher.watch(item.path):
+                log.warning("sessions folder %s is another folder now (moved, replaced or re-pointed); reading it",
+                            item.path)
                 self.reader.scan(item.path, initial=False, out=made)
+            else:
+                log.warning("sessions folder %s was moved away or removed; waiting for it to come back", item.path)
         elif isinstance(item, EventsLost):
             # A waiting pi writes nothing more: what was written while events were dropped is read now.
             log.warning("inotify queue overflowed: events were lost; reading %s again", item.path)

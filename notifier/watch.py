@@ -20,8 +20,9 @@ inotify refuses a watch, ``DirDeletedEvent`` for a watched folder removed, and `
 (watchdog 7.1.1: the kernel's queue overflowed; :mod:`notifier.compat`).
 
 A sessions folder that is a symlink is watched where it points (inotify on the link sees only its
-sub-folders), its events reported under the folder's own name, and the link's folder watched for
-the link being re-pointed or removed.
+sub-folders), its events reported under the folder's own name. The folder each sessions folder is
+in is watched too: for the folder being moved away or replaced (inotify follows the folder moved,
+and says nothing of it), and a link being re-pointed or removed.
 
 The watch limit: watchdog's recursive watch leaves each sub-folder it cannot watch unwatched (7.1.1
 logs each one); only a failure while the root's watch is set up raises (from 7.1.1 including its
@@ -123,7 +124,8 @@ class RootBack(WatchEvent):
 
 
 class RootRelinked(WatchEvent):
-    """A sessions folder that is a symlink was re-pointed or removed: watch what it points to now."""
+    """A sessions folder may be another folder now (moved away or replaced; a symlink re-pointed
+    or removed): watch what is there now."""
 
 
 class EventsLost(WatchEvent):
@@ -263,7 +265,7 @@ def _appeared(root: str, event: FileSystemEvent) -> list[WatchEvent]:
 
 
 def _relinked(root: str, event: FileSystemEvent) -> list[WatchEvent]:
-    """An event in the folder of the symlinked ``root``: the link itself re-pointed or removed?"""
+    """An event in the folder ``root`` is in: ``root`` itself moved, replaced, re-pointed?"""
     name = os.path.basename(root.rstrip(os.sep))
     paths = (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
     return [RootRelinked(root)] if lost(event) or name in {os.path.basename(p) for p in paths} else []
@@ -277,8 +279,8 @@ class Watcher:
         self.out = out
         self._lock = threading.Lock()
         self._watches: dict[str, Watch] = {}  # root → its watch (``polled``: inotify refused it)
-        self._targets: dict[str, str] = {}  # root → the folder watched (the root, resolved)
-        self._links: dict[str, Watch] = {}  # symlinked root → the watch of the link's folder
+        self._targets: dict[str, tuple[str, Ident | None]] = {}  # root → the folder watched (resolved), its identity
+        self._places: dict[str, Watch] = {}  # root → the watch of the folder it is in
         self._waiting: dict[str, tuple[str, Watch]] = {}  # missing root → (the folder it waits on, its watch)
         self._once = LogOnce(log)
 
@@ -308,9 +310,9 @@ class Watcher:
                 self._watches[root] = schedule(react, target, recursive=True)
             except OSError as exc:
                 self._watches[root] = self._poll(root, react, target, exc)
-            self._targets[root] = target
-            if os.path.islink(root.rstrip(os.sep)):
-                self._watch_link(root)
+            self._targets[root] = (target, _ident(target))
+            if not self._watches[root].polled:  # (inotify refused the folder: its place too)
+                self._watch_place(root)
             return True
 
     def _put(self, messages: Callable[..., list[WatchEvent]], *args: Any) -> None:
@@ -333,23 +335,25 @@ class Watcher:
             self._once(root, "limit", said, clean(root), clean(exc.strerror or exc), UNWATCHED_POLL_S)
         return schedule(react, target, recursive=True, polled=True)
 
-    def _watch_link(self, root: str) -> None:
-        """The root is a symlink: watch the folder it is in for the link changing."""
+    def _watch_place(self, root: str) -> None:
+        """Watch the folder the root is in, for the root moved away or replaced, or (a symlink)
+        re-pointed or removed."""
         folder = os.path.realpath(os.path.dirname(root.rstrip(os.sep)))
         try:
-            self._links[root] = schedule(partial(self._put, _relinked, root), folder)
+            self._places[root] = schedule(partial(self._put, _relinked, root), folder)
         except OSError as exc:
-            self._once(root, "link", "cannot watch %s for the link being re-pointed (%s)", clean(folder), clean(exc))
+            said = "cannot watch %s for the sessions folder being moved or re-pointed (%s)"
+            self._once(root, "place", said, clean(folder), clean(exc))
 
     def retarget(self, root: str) -> bool:
-        """The link ``root`` may point elsewhere now: if so (or it is gone), stop watching what it
-        pointed to and return True (the caller forgets what was read there and calls
-        :meth:`watch` again)."""
+        """``root`` may be another folder now (moved away or replaced, a link re-pointed): if so
+        (or it is gone), stop watching the folder that was there and return True (the caller
+        forgets what was read there and calls :meth:`watch` again)."""
         with self._lock:
             if root not in self._watches:
                 return False
             target = os.path.realpath(root) if os.path.isdir(root) else None
-            if target == self._targets.get(root):
+            if target is not None and (target, _ident(target)) == self._targets.get(root):
                 return False
             self._drop(root)
             return True
@@ -357,15 +361,18 @@ class Watcher:
     def _drop(self, root: str) -> None:
         self._targets.pop(root, None)
         unschedule(self._watches.pop(root, None))
-        unschedule(self._links.pop(root, None))
+        unschedule(self._places.pop(root, None))
 
-    def root_gone(self, root: str) -> None:
-        """The root folder was removed: drop its watch and wait for it to come back."""
+    def root_gone(self, root: str) -> bool:
+        """The root folder was removed: drop its watch and wait for it to come back. False if it
+        was not watched (dropped already: the folder it is in saw it go)."""
         with self._lock:
+            watched = root in self._watches
             self._drop(root)
             self._watch_parent(root)
         if os.path.isdir(root):  # re-created before the parent watch existed
             self.out.put(RootBack(root))
+        return watched
 
     def _watch_parent(self, root: str) -> None:
         """Wait for a missing root: watch the nearest folder above it that exists (a root, or a
@@ -414,6 +421,18 @@ def _inode(folder: str) -> int | None:
         return os.stat(folder).st_ino
     except OSError:
         return None
+
+
+Ident = tuple[int, int]
+
+
+def _ident(folder: str) -> Ident | None:
+    """The folder's (device, inode): which folder it is, whatever its name; ``None`` if it is gone."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 # ---- folders past the watch limit ----

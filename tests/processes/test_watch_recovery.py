@@ -13,6 +13,7 @@ import pytest
 from notifier.compat import events_lost
 
 from ..app_process import AppProcess
+from ..conftest import wait_for
 from ..harness import Harness
 from ..writer import answer, append, ask, header, user
 
@@ -104,6 +105,33 @@ def test_a_re_pointed_sessions_link_is_followed(tmp_path: Path) -> None:
         append(old / "d.jsonl", header(), user(), ask("q3", "Back in the old one?"))
         texts = [t.question.text for t in h.wait("needs_input", 5)]
         assert "Back in the old one?" in texts and "In the old folder?" in texts
+
+
+@pytest.mark.parametrize("replaced_by", ["a new folder", "a symlink", "nothing, then itself moved back"])
+def test_a_sessions_folder_moved_away_is_let_go_and_what_is_there_now_followed(tmp_path: Path, replaced_by: str) -> None:
+    """The sessions folder renamed away (inotify follows the folder moved and says nothing of it)
+    and another put in its place: the questions that went with it end, and the new one is read
+    and followed (0 of 3 before: nothing in the new folder was ever seen)."""
+    sessions, old, other = tmp_path / "sessions", tmp_path / "sessions.old", tmp_path / "other"
+    append(sessions / "--p--" / "a.jsonl", header(), user(), ask("q0", "In the folder moved away?"))
+    other.mkdir()
+    with Harness([sessions]) as h:
+        h.wait("needs_input")
+        sessions.rename(old)
+        if replaced_by == "a new folder":
+            sessions.mkdir()
+        elif replaced_by == "a symlink":
+            sessions.symlink_to(other)
+        (gone,) = h.wait("resolved")
+        assert gone.question.tool_call_id == "q0"  # (its file is not in the sessions folder now)
+        if replaced_by.startswith("nothing"):
+            old.rename(sessions)
+            h.wait("needs_input", 2)  # (read again where it is now)
+        append(sessions / "--p--" / "b.jsonl", header(), user(), ask("q1", "Written after?"))
+        asked = wait_for(lambda: [t for t in h.collected.of("needs_input") if t.question.tool_call_id == "q1"], 10, "q1")
+        assert asked[0].session.key == str(sessions / "--p--" / "b.jsonl")
+        append(sessions / "--p--" / "b.jsonl", answer("q1", "Yes"))
+        wait_for(lambda: [t for t in h.collected.of("resolved") if t.question.tool_call_id == "q1"], 10, "q1 answered")
 
 
 def test_a_symlinked_parent_folder_keeps_working(tmp_path: Path) -> None:
