@@ -405,6 +405,7 @@ class Engine:
                 self._handle(item)
                 self._in_hand, self._in_hand_failures = None, 0
             self._read_changed()
+            self._limit.check_appeared(self.watcher)
             mono = time.monotonic()
             for path in self._limit.due(mono):  # (folders past the watch limit)
                 self._made += self.reader.read(path)
@@ -452,7 +453,7 @@ class Engine:
             made += self.reader.gone(item.path)
         elif isinstance(item, FolderAppeared):
             self.reader.scan(item.path, initial=False, out=made)
-            self._limit.check_folder(item.path, self.watcher)
+            self._limit.appeared(item.path)  # (checked once this round's messages are read)
         elif isinstance(item, RootGone):
             if self.watcher.root_gone(item.path):  # (else said as the folder it is in saw it go)
                 log.warning("sessions folder %s was removed; waiting for it to come back", item.path)

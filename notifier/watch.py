@@ -454,6 +454,7 @@ class WatchLimit:
         self.roots = roots
         self.next_poll: float | None = None  # time.monotonic() of the next poll, if any
         self._unwatched: dict[str, list[str]] = {}
+        self._appeared: set[str] = set()  # the roots folders appeared in, to check (check_appeared)
 
     def check(self, root: str, watcher: Watches) -> None:
         """Say once, and poll, when inotify really ran out of watches under ``root``. A folder
@@ -471,12 +472,19 @@ class WatchLimit:
         else:
             self._unwatched.pop(root, None)
 
-    def check_folder(self, folder: str, watcher: Watches) -> None:
-        """A folder appeared: check the root it is in."""
+    def appeared(self, folder: str) -> None:
+        """A folder appeared: the root it is in is checked at the next :meth:`check_appeared`."""
         for root in self.roots:
             if folder == root or folder.startswith(root.rstrip(os.sep) + os.sep):
-                self.check(root, watcher)
+                self._appeared.add(root)
                 return
+
+    def check_appeared(self, watcher: Watches) -> None:
+        """Check each root folders appeared in since the last call, once (a burst of new folders
+        is one look at the tree, not one each: a thousand took 23 s and held up every question)."""
+        roots, self._appeared = self._appeared, set()
+        for root in sorted(roots):
+            self.check(root, watcher)
 
     def due(self, mono: float) -> list[str]:
         """The session files in unwatched folders, if it is time to poll them (else none)."""

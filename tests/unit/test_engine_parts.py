@@ -208,7 +208,21 @@ def test_folders_past_the_watch_limit_are_polled_and_said_once(
     (root / "--b--" / "t.jsonl").write_bytes(b"")
     limit = WatchLimit([str(root)])
     watches = Watches([str(root / "--a--")], refused=True)
-    limit.check_folder(str(root / "--a--"), watches)
+    limit.appeared(str(root / "--a--"))
+    limit.appeared(str(root / "--b--"))
+    limit.appeared(str(tmp_path / "elsewhere"))  # (in no root: nothing to check)
+    checked: list[str] = []
+
+    class Counting(Watches):
+        def unwatched(self, root: str, dirs: list[str]) -> list[str]:
+            checked.append(root)
+            return super().unwatched(root, dirs)
+
+    counting = Counting(watches.missing, refused=True)
+    limit.check_appeared(counting)
+    assert checked == [str(root)]  # (two folders appeared: their root looked at once)
+    limit.check_appeared(counting)
+    assert checked == [str(root)]  # (nothing appeared since)
     limit.check(str(root), watches)
     assert len([r for r in caplog.records if "watch limit" in r.getMessage()]) == 1
     assert limit.next_poll is not None
