@@ -464,6 +464,15 @@ CONFIRM_ROWS = ("Yes", "No")  # a confirm as pi draws it: a select of these two,
 YES_NO = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": False, "false": False, "2": False}
 
 
+def _input_text(text: str | None) -> str:
+    """The text for pi's input dialog: one line a person could type (UsageError else)."""
+    if text is None:
+        raise UsageError("this dialog asks for a text: give it with --text TEXT")
+    if any(ord(c) < 32 or c == "\x7f" for c in text):  # (none a person can type into it)
+        raise UsageError("--text has line breaks or control characters: pi's input takes one line of plain text")
+    return text
+
+
 def dialog_value(
     d: ExtensionDialog, choices: list[str], text: str | None, question: Question | None = None
 ) -> tuple[str | bool, str]:
@@ -475,9 +484,8 @@ def dialog_value(
         what = "a form of several questions" if len(question.items) > 1 else "a question of several picks"
         raise Unsupported(f"{what} asked through pi's {d.kind} is answered in the terminal (pi-notifier goto)")
     if d.kind == "input":
-        if text is None:
-            raise UsageError("this dialog asks for a text: give it with --text TEXT")
-        return text, text
+        value = _input_text(text)
+        return value, value
     if text is not None:
         raise UsageError(f"this {d.kind} dialog takes one choice, not --text")
     if len(choices) != 1:

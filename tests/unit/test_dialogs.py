@@ -143,6 +143,7 @@ def test_answer_values_are_exact_per_kind() -> None:
         (g, [], "x"),
         (confirm, ["perhaps"], None),
         (gate(kind="input", options=None), ["x"], None),
+        *((gate(kind="input", options=None), [], f"a{c}b") for c in ("\n", "\r", "\t", "\x1b[31m", "\a", "\x7f")),
     ):
         with pytest.raises(UsageError):
             dialog_value(d, choices, text)
