@@ -402,6 +402,9 @@ def hello(peer: Client) -> Hello:
     return event
 
 
+CLOSED = "the dialog is no longer open (answered or cancelled meanwhile)"
+
+
 def answer_dialog(
     socket_path: str,
     dialog_id: str,
@@ -415,7 +418,7 @@ def answer_dialog(
     try:
         with connect(socket_path, timeout=timeout, patient=False) as peer:
             dialog = next((d for d in hello(peer).dialogs if d.id == dialog_id), None)
-            why = "that dialog is no longer open" if dialog is None else check_answer(dialog, value, keys)
+            why = CLOSED if dialog is None else check_answer(dialog, value, keys)
             if why:
                 return Result(None, dialog_id, False, why)
             peer.send(request(dialog_id, value, keys))

@@ -29,6 +29,7 @@ from typing import Any
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
 from notifier.companion import (
+    CLOSED,
     ExtensionDialog,
     all_open_dialogs,
     announced_sessions,
@@ -577,7 +578,7 @@ def by_companion(req: Request) -> Answered | None:
     found = channel_dialogs(req.view.ref.key, question)
     if not found:
         if question.kind == "dialog":
-            raise Refused("the dialog is no longer open (answered or cancelled meanwhile); nothing was typed")
+            raise Refused(f"{CLOSED}; nothing was typed")
         return None
     sock, d = shown_dialog(req.options, question, found)
     if d.kind == "editor":
@@ -587,8 +588,8 @@ def by_companion(req: Request) -> Answered | None:
     if d.kind != "custom":
         value, said = dialog_value(d, req.choices, req.text, None if question.kind == "dialog" else question)
         result = answer_dialog(sock, d.id, value)
-        if not result.ok:
-            raise Refused(clean(result.error or "pi did not take the answer", 200))
+        if not result.ok:  # (one answer, refused whole)
+            raise Refused(f"{clean(result.error or 'pi did not take the answer', 200)}; nothing was typed")
         return Answered(question, "answered", said)
     # A question tool's own dialog: the plan checked as in tmux, its keys forwarded to this
     # dialog's id (never another's, whatever pi shows), its mirrored screen checked.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from notifier import companion
-from notifier.companion import Closed, Disconnected, ExtensionDialog, Hello, answer_dialog, hello_of
+from notifier.companion import CLOSED, Closed, Disconnected, ExtensionDialog, Hello, answer_dialog, hello_of
 from notifier.system.paths import list_sockets
 
 from ..conftest import cli, wait_for
@@ -88,7 +88,7 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         closed = wait_for(lambda: listener.of(Closed), 5, "closed")
         assert [(e.id, e.how, e.answer) for _, e in closed] == [(dialog.id, "remote", "No")]
         # stale: the same id again is refused, nothing done
-        assert answer_dialog(sock, dialog.id, "Yes").error == "that dialog is no longer open"
+        assert answer_dialog(sock, dialog.id, "Yes").error == CLOSED
         wait_for(lambda: "Allow?" not in pi.screen(), 10, "the dialog to go away")
 
         # answered in the terminal instead: a closed event says so

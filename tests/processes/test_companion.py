@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import answer_dialog, check_owner, connect
+from notifier.companion import CLOSED, answer_dialog, check_owner, connect
 from notifier.system import paths
 from notifier.system.paths import list_sockets
 
@@ -52,7 +52,7 @@ def fake() -> Iterator[ExtensionStandIn]:
 def test_answer_dialog_sends_exactly_one_checked_answer(fake: ExtensionStandIn) -> None:
     assert list_sockets() == [fake.path]
     assert answer_dialog(fake.path, "ab12-1", "Maybe").error == "not one of the options"
-    assert answer_dialog(fake.path, "other-2", "No").error == "that dialog is no longer open"
+    assert answer_dialog(fake.path, "other-2", "No").error == CLOSED
     assert fake.requests == []  # refused before anything was sent
     result = answer_dialog(fake.path, "ab12-1", "No")
     assert result.ok and result.closed
