@@ -350,7 +350,9 @@ class Engine:
     def _fresh(self) -> None:
         """The watcher, the files and the scan cache, from nothing."""
         self.watcher = Watcher(self.queue)
-        self.reader = BoardReader(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+        self.reader = BoardReader(
+            self.options, Board(liveness=self.options.liveness), self._wall, self._more, self.watcher.cover
+        )
         self._cache = open_cache(self.options)
         self._made: list[Transition] = []  # transitions made and not handed out yet
         self._called = False  # a call ran since the last batch (it may change the board without a transition)

@@ -111,7 +111,10 @@ class BoardReader:
         board: Board,
         wall: Callable[[], float],
         more: Callable[[str], None] = lambda path: None,
+        listed: Callable[[str], None] = lambda folder: None,
     ) -> None:
+        """``more(path)``: a huge append, read the rest of the file after what is queued;
+        ``listed(folder)``: a folder that could not be listed can be now (it may not be watched)."""
         self.options = options
         self.board = board
         self.tailers: dict[str, Tailer] = {}
@@ -119,6 +122,7 @@ class BoardReader:
         self.reading: str | None = None  # the file being read (blamed if the engine fails)
         self._wall = wall
         self._more = more  # a huge append: read the rest of this file after what is queued
+        self._listed = listed
         self._once = LogOnce(log)
         self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
@@ -267,6 +271,8 @@ class BoardReader:
         """A file whose read failed was read (or is gone): no more retries; its next failure is said."""
         if self._backoff.pop(path, None) is not None and (path in self.tailers or path in self._unlisted):
             log.info("%s: read again", path)
+        if path in self._unlisted:
+            self._listed(path)
         self._unlisted.discard(path)
         self._at_start.discard(path)
         self._once.forget(path, "read")

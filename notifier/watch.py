@@ -281,6 +281,7 @@ class Watcher:
         self._watches: dict[str, Watch] = {}  # root → its watch (``polled``: inotify refused it)
         self._targets: dict[str, tuple[str, Ident | None]] = {}  # root → the folder watched (resolved), its identity
         self._places: dict[str, Watch] = {}  # root → the watch of the folder it is in
+        self._covers: dict[str, list[Watch]] = {}  # root → watches of folders its own watch left out
         self._waiting: dict[str, tuple[str, Watch]] = {}  # missing root → (the folder it waits on, its watch)
         self._once = LogOnce(log)
 
@@ -358,10 +359,31 @@ class Watcher:
             self._drop(root)
             return True
 
+    def cover(self, folder: str) -> None:
+        """``folder``, below a root, could not be read when the root's watch was set up (watchdog
+        leaves such a folder out, and a chmod says nothing) and can be now: watched on its own,
+        recursively, its events the root's, unless inotify watches it already."""
+        with self._lock:
+            root = next((r for r in self._watches if folder.startswith(r.rstrip(os.sep) + os.sep)), None)
+            if root is None or self._watches[root].polled:
+                return
+            inode, watched = _inode(folder), watched_inodes()
+            if inode is None or watched is None or inode in watched:
+                return
+            target = self._targets[root][0]
+            try:
+                watch = schedule(partial(self._put, _messages, root, target), os.path.realpath(folder), recursive=True)
+            except OSError as exc:
+                self._once(folder, "cover", "cannot watch %s (%s)", clean(folder), clean(exc))
+                return
+            self._covers.setdefault(root, []).append(watch)
+
     def _drop(self, root: str) -> None:
         self._targets.pop(root, None)
         unschedule(self._watches.pop(root, None))
         unschedule(self._places.pop(root, None))
+        for watch in self._covers.pop(root, []):
+            unschedule(watch)
 
     def root_gone(self, root: str) -> bool:
         """The root folder was removed: drop its watch and wait for it to come back. False if it

@@ -4,6 +4,7 @@ overflow) and a sessions folder that is a symlink, including one re-pointed whil
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -142,3 +143,31 @@ def test_a_symlinked_parent_folder_keeps_working(tmp_path: Path) -> None:
         append(root / "--p--" / "s.jsonl", header(), user(), ask("q1", "Through a linked parent?"))
         (t,) = h.wait("needs_input")
         assert t.session.key == str(root / "--p--" / "s.jsonl")
+
+
+def test_a_folder_unreadable_at_start_is_followed_once_it_can_be_read(tmp_path: Path) -> None:
+    """A project folder the app cannot read when it starts (left out of the watch: watchdog skips
+    it, and a chmod says nothing) is read once it can be, and followed from then on: its answer,
+    and a new session there (0 of 4 before: read once, never followed). As root, the app runs
+    without the capabilities that ignore permissions."""
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv (util-linux) to drop the capabilities that ignore permissions")
+    locked = tmp_path / "--locked--"
+    append(locked / "a.jsonl", header(), user(), ask("q0", "Locked at start?"))
+    locked.chmod(0)
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+    args = ["--no-tray", "--json", "--no-notify", "--liveness", "off", "--sessions-dir", str(tmp_path)]
+    try:
+        with AppProcess(argv=[*drop, sys.executable, "-m", "notifier", "run", *args]) as app:
+            app.wait("ready")
+            app.log_has("cannot read")
+            locked.chmod(0o755)
+            (asked,) = app.wait("needs_input", timeout=60)  # (on the retry's back-off)
+            assert asked["question"]["tool_call_id"] == "q0"
+            append(locked / "a.jsonl", answer("q0", "Yes"))
+            (done,) = app.wait("resolved")
+            assert done["question"]["tool_call_id"] == "q0"
+            append(locked / "b.jsonl", header(), user(), ask("q1", "Written after?"))
+            assert app.wait("needs_input", 2)[1]["question"]["tool_call_id"] == "q1"
+    finally:
+        locked.chmod(0o755)
