@@ -50,7 +50,10 @@ def agent_dir(env: Mapping[str, str] = os.environ) -> str:
 
 def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     """pi's own precedence: PI_CODING_AGENT_SESSION_DIR, then ``sessionDir`` in the agent dir's
-    settings.json, then ``<agent dir>/sessions`` (``~/.pi/agent/sessions`` by default)."""
+    settings.json (``~/…``, or a ``file://`` URL, as pi takes them), then ``<agent dir>/sessions``
+    (``~/.pi/agent/sessions`` by default). A relative ``sessionDir`` is resolved by pi against
+    each pi's own working folder, a folder per project that cannot be known here: said (once per
+    process), and the default is watched."""
     explicit = _env_dir(env, "PI_CODING_AGENT_SESSION_DIR")
     if explicit:
         return explicit
@@ -61,8 +64,18 @@ def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
             data = json.load(fh)
         value = data.get("sessionDir") if isinstance(data, dict) else None
         if isinstance(value, str) and value.strip():
-            value = _expand(value.strip(), _home(env))
-            return value if os.path.isabs(value) else os.path.abspath(os.path.join(base, value))
+            value = value.strip()
+            if value.startswith("file://"):
+                from urllib.parse import urlparse
+                from urllib.request import url2pathname
+
+                value = url2pathname(urlparse(value).path)
+            value = _expand(value, _home(env))
+            if os.path.isabs(value):
+                return os.path.normpath(value)
+            said = "sessionDir %r is relative: pi puts each project's sessions under that project's folder,"
+            said += " which pi-notifier cannot know; add those folders with --sessions-dir (or sessions_dirs)"
+            _explained(settings, f"relative {value}", said, value)
     except FileNotFoundError:
         pass
     except (OSError, ValueError) as exc:

@@ -5,6 +5,7 @@ and config errors, status, goto, snooze: tests/processes/test_cli.py.)"""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from notifier.system import paths
 
 
-def test_default_sessions_dir_precedence(tmp_path: Path) -> None:
+def test_default_sessions_dir_precedence(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     home = str(tmp_path)
     assert paths.default_sessions_dir({"HOME": home}) == f"{home}/.pi/agent/sessions"
     assert (
@@ -26,6 +27,15 @@ def test_default_sessions_dir_precedence(tmp_path: Path) -> None:
     assert paths.default_sessions_dir(env) == f"{home}/flat"
     env["PI_CODING_AGENT_SESSION_DIR"] = "/explicit"
     assert paths.default_sessions_dir(env) == "/explicit"
+    del env["PI_CODING_AGENT_SESSION_DIR"]
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": f"file://{home}/url%20sessions"}))
+    assert paths.default_sessions_dir(env) == f"{home}/url sessions"  # (as pi takes a file URL)
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "~/flat/../flat2/"}))
+    assert paths.default_sessions_dir(env) == f"{home}/flat2"
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "rel-sess"}))
+    with caplog.at_level(logging.WARNING):  # (relative: each pi's own folder, unknown here; said)
+        assert paths.default_sessions_dir(env) == f"{agent}/sessions"
+    assert "sessionDir 'rel-sess' is relative" in caplog.text
     (agent / "settings.json").write_text("{broken")
     assert (
         paths.default_sessions_dir({"HOME": home, "PI_CODING_AGENT_DIR": str(agent)}) == f"{agent}/sessions"
