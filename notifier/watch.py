@@ -644,7 +644,8 @@ class FileFollower:
 class ConfigFollower:
     """The config file, followed while the app runs: quiet hours follow the file at once, other
     keys apply at the next start (said in the log); a bad edit keeps the last good config (said
-    once)."""
+    once). Where the sessions folder is pi's default, pi's settings.json too: a sessions folder it
+    names anew applies at the next start as well (said)."""
 
     def __init__(self, config: Config, on_quiet_hours: Callable[[str], None]) -> None:
         """``on_quiet_hours(value)``: the quiet hours changed (``config`` holds the new value)."""
@@ -652,17 +653,29 @@ class ConfigFollower:
         self.on_quiet_hours = on_quiet_hours
         self._values: dict[str, Any] = {}  # what the file said when last read well
         self._error = ""  # the last bad edit's reason (said once)
-        self._follower: FileFollower | None = None
+        self._followers: list[FileFollower] = []
+        self._pi_said: str | None = None  # the sessions folder pi's settings named, as last said
 
     def start(self) -> None:
         path = self.config.file or paths.config_file()
         self._values = self._read(path) or {}
-        self._follower = FileFollower(path, lambda: self._changed(path))
-        self._follower.start()
+        self._followers.append(FileFollower(path, lambda: self._changed(path)))
+        if self.config.sources.get("sessions_dirs") == "pi's default":
+            self._followers.append(FileFollower(os.path.join(paths.agent_dir(), "settings.json"), self._pi_changed))
+        for follower in self._followers:
+            follower.start()
 
     def stop(self) -> None:
-        if self._follower is not None:
-            self._follower.stop()
+        for follower in self._followers:
+            follower.stop()
+
+    def _pi_changed(self) -> None:
+        """(The follower's timer thread.) pi's settings.json changed: where does pi put sessions now?"""
+        now, watched = paths.default_sessions_dir(), list(self.config["sessions_dirs"])
+        if [now] != watched and now != self._pi_said:
+            log.warning("pi's settings.json puts new sessions in %s now; pi-notifier watches %s until it starts again",
+                        clean(now), ", ".join(clean(w) for w in watched))
+        self._pi_said = now
 
     def _read(self, path: str) -> dict[str, Any] | None:
         """The file's settings (a missing file: the defaults); None for a bad edit."""

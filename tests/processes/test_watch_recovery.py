@@ -171,3 +171,19 @@ def test_a_folder_unreadable_at_start_is_followed_once_it_can_be_read(tmp_path: 
             assert app.wait("needs_input", 2)[1]["question"]["tool_call_id"] == "q1"
     finally:
         locked.chmod(0o755)
+
+
+def test_a_sessions_folder_pi_s_settings_name_anew_is_said(tmp_path: Path) -> None:
+    """Where the sessions folder is pi's default, pi's settings.json naming another one while the
+    app runs is said: it applies at the next start (nothing was said: the questions there were
+    never announced, while doctor and status, new processes, named the new folder)."""
+    home = tmp_path / "home"
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home)}
+    args = ["run", "--no-tray", "--json", "--no-notify", "--liveness", "off"]
+    with AppProcess(argv=[sys.executable, "-m", "notifier", *args], env=env) as app:
+        app.wait("ready")
+        (agent / "settings.json").write_text('{"sessionDir": "~/elsewhere"}')
+        line = app.log_has("pi's settings.json puts new sessions in")
+        assert f"{home}/elsewhere now; pi-notifier watches {agent}/sessions until it starts again" in line
