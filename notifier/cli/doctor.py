@@ -51,6 +51,12 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
         tree = walk_tree(root)
         said = f"{clean(root)} ({len(tree.files)} session files in {len(tree.dirs)} folders)"
         lines += [_line(True, "sessions folder", said), _watch_limit(len(tree.dirs))]
+        unread = [*tree.unlisted, *tree.unread]
+        if unread:  # (their sessions are not seen: say which, and why)
+            (path, exc), more = unread[0], f" and {len(unread) - 1} more" if len(unread) > 1 else ""
+            why = clean(exc.strerror or exc, 80)
+            said = f"cannot read {clean(path)} ({why}){more}: its sessions are not seen"
+            lines.append(_line(False, "sessions folder", said))
     lines.append(_liveness(config))
     hours = config["quiet_hours"]
     if hours:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import cli
+from ..conftest import ROOT, cli
 from ..writer import header, user
 
 
@@ -440,6 +440,28 @@ def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path
     assert "tray: none" in lines["[note] tray"]
     said = lines["[FAIL] notifications"]
     assert "tray icon alone" not in said and "with no tray icon either, pi-notifier status, run --json and a status bar" in said
+
+
+def test_doctor_says_which_folder_it_cannot_read(tmp_path: Path) -> None:
+    """A project folder doctor cannot read is said (its sessions are not seen), not counted as
+    fine (it said "[ok] sessions folder … (0 session files in 2 folders)"). As root, doctor runs
+    without the capabilities that ignore permissions."""
+    import os
+    import shutil
+
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv (util-linux) to drop the capabilities that ignore permissions")
+    locked = tmp_path / "--locked--"
+    locked.mkdir()
+    locked.chmod(0)
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+    try:
+        r = subprocess.run([*drop, sys.executable, "-m", "notifier", "doctor", "--sessions-dir", str(tmp_path)],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    finally:
+        locked.chmod(0o755)
+    assert f"[FAIL] sessions folder: cannot read {locked} (Permission denied): its sessions are not seen" in r.stdout
+    assert r.returncode != 0
 
 
 def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
