@@ -413,19 +413,23 @@ def shows(screen: str, text: str, options: Sequence[str] = ()) -> bool:
 
 
 def idle_editor(screen: str) -> bool:
-    """Whether the pane shows pi's input box empty, idle or at work (pi 1.6 labels the rule above
-    it while it works): no dialog is open there (a dialog, whatever its tool, is drawn in that
-    box). Only this counts against a pi asking a question: a dialog that shows its question
-    otherwise (a later tab, a free-text editor) is not judged by its text."""
+    """Whether the pane shows pi's own input box, empty or holding a draft the user has not sent,
+    idle or at work (pi 1.6 labels the rule above it while it works): no dialog is open there (a
+    dialog, whatever its tool, is drawn in that box). pi draws a draft from the box's first
+    column, every line of it; a dialog indents some of its lines, its title or its key hints
+    (pi's select, confirm, input and editor, question, questionnaire, rpiv-ask-user-question, as
+    captured): a box with a line that starts with a space is taken for a dialog. Only this counts
+    against a pi asking a question: a dialog that shows its question otherwise (a later tab, a
+    free-text editor) is not judged by its text."""
     raw = screen.splitlines()
     rules = _rules(raw)
     if len(rules) < 2:
         return False
-    return not any(line.strip() for line in raw[rules[-2] + 1 : rules[-1]])
+    return all(not line[0].isspace() for line in raw[rules[-2] + 1 : rules[-1]] if line.strip())
 
 
 def at_rest(screen: str) -> bool:
-    """Whether the pane shows pi waiting for a prompt: its input box empty and no spinner at work
+    """Whether the pane shows pi waiting for a prompt: its input box empty (or holding a draft) and no spinner at work
     (pi 1.6 draws it in the rule above the box, 0.73 on the line above that rule). A pi whose
     session has a question pending and nothing else of its turn to run shows that question's
     dialog; at rest, it is not asking it (it resumed a session whose pi is gone). While other tools

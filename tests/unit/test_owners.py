@@ -30,6 +30,12 @@ def idle(history: str = "") -> str:
     return "\n".join([history, RULE, "", RULE, "/p", "mock-model"])
 
 
+def draft(history: str = "") -> str:
+    """pi at rest with a draft the user has not sent in its input box (as pi 1.6 and 0.73 draw it:
+    from the first column, wrapped at the width)."""
+    return "\n".join([history, RULE, "a draft I am still writing and a second line that wraps", "around", RULE, "/p"])
+
+
 # Two pis started 0.4 s apart (each creates its session ~0.3 s after it starts): the start times
 # cannot tell whose session is whose.
 A_START, B_START = 1000.0, 1000.4
@@ -76,13 +82,21 @@ def test_the_pane_shows_a_question_only_exactly() -> None:
     long = "Which of these databases should we drop now that the migration to the new cluster is done?"
     wrapped = dialog(long, ["users", "orders"]).replace(f" {long}\n", " Which of these databases should we drop\n now that the migration to the new cluster is done?\n", 1)
     assert shows(wrapped, long, ["users", "orders"])
-    # only an empty input box says no dialog is open
+    # only pi's own input box says no dialog is open: empty, or a draft (from the first column)
     assert idle_editor(idle(f" question {PROD}")) and not idle_editor(screen) and not idle_editor("no rules")
-    assert not idle_editor(idle().replace(f"{RULE}\n\n{RULE}", f"{RULE}\n a prompt being typed\n{RULE}"))
-    # pi 1.6 at work (a tool running): its indicator sits in the rule above the empty input box
+    assert idle_editor(draft())
+    assert not idle_editor(idle().replace(f"{RULE}\n\n{RULE}", f"{RULE}\n a line that starts with a space\n{RULE}"))
+    # pi 1.6 at work (a tool running): its indicator sits in the rule above the input box
     working = idle(" bash: sleep 300\n $ sleep 300\n Elapsed 14.0s").replace(RULE, "── ⠙ Working " + RULE, 1)
-    assert idle_editor(working)
-    assert not idle_editor(working.replace(f"{RULE}\n\n", f"{RULE}\n a prompt being typed\n", 1))
+    assert idle_editor(working) and idle_editor(working.replace(f"{RULE}\n\n", f"{RULE}\na steer typed\n", 1))
+    assert not idle_editor(working.replace(f"{RULE}\n\n", f"{RULE}\n a dialog's title\n", 1))
+    # every dialog as pi 1.6 draws it (captured): a line indented, whatever starts in the first column
+    for box in (
+        [" Which database should we use?", "> 1. PostgreSQL", "  2. SQLite", " ↑↓ navigate • Enter to select • Esc to cancel"],
+        ["", " K42 your name?", "", "> typed name", "", " enter submit  escape/ctrl+c cancel", ""],
+        ["  Task", " Which task are we planning now?", "❯ 1. Bug fix", "     about bug fix", "  4. Type something."],
+    ):  # (question.ts; pi's input dialog; rpiv-ask-user-question)
+        assert not idle_editor("\n".join([RULE, *box, RULE, "/p", "mock-model"])), box
 
 
 def test_look_alike_dialogs_are_told_apart_by_their_panes() -> None:
@@ -132,6 +146,10 @@ def test_a_killed_asker_is_not_kept_alive_by_its_neighbour() -> None:
     # the neighbour is idle on its own session (written before A asked), its pane shows no dialog
     sb_idle = Wanted("B.jsonl", "/p", 1050.0, None, None, (), None, B_START + 0.3)
     o = bind([sa, sb_idle], [b(idle())])
+    assert "A.jsonl" not in o.living and owners_of(o) == {"B.jsonl": 22}
+    # ... a draft in its input box (typed, not sent): no dialog either (it kept A's question,
+    # located at B: 5 of 5, and a run started after the kill announced it)
+    o = bind([sa, sb_idle], [b(draft())])
     assert "A.jsonl" not in o.living and owners_of(o) == {"B.jsonl": 22}
     # ... not in tmux: nothing tells, and the question is kept (no missed question)
     o = bind([sa, sb_idle], [b(None)])
@@ -190,7 +208,7 @@ def test_a_pending_session_with_one_candidate_stays_alive_unless_that_pi_is_at_r
     for screen in (None, working(), LEGACY_WORKING, "garbled", dialog(PROD, ["Yes", "No"])):
         o = bind([s], [a(screen)])
         assert "A.jsonl" in o.living and owners_of(o) == {"A.jsonl": 11}, screen
-    assert at_rest(idle()) and not at_rest(working()) and not at_rest(LEGACY_WORKING)
+    assert at_rest(idle()) and at_rest(draft()) and not at_rest(working()) and not at_rest(LEGACY_WORKING)
     o = bind([s], [a(idle())])
     assert "A.jsonl" not in o.living and o.owners == {}
     # other tools of its turn run first (a sequential batch): an extension may hide the spinner
