@@ -128,17 +128,18 @@ def desktop_away() -> bool | None:
 
 
 def send_apprise(urls: Sequence[str], title: str, body: str) -> bool:
-    """Push through apprise on this (daemon) thread. apprise 2 waits out each service on a pool
-    of threads of its own while a ``service_timeout`` is set (60 s by default), and the
-    interpreter waits for that pool at exit: a push in flight held the app's quit for its HTTP
-    timeouts (4 s and more). Without one it sends on the caller's thread, each service bounded
-    by its own connect and read timeouts; apprise 1 has no such setting and always does."""
+    """Push through apprise on this (daemon) thread. apprise sends on a pool of threads of its
+    own where it can (several services at once, ``async_mode``; apprise 2 also each service, to
+    bound it by its ``service_timeout``, 60 s by default), and the interpreter waits for that
+    pool at exit: a push in flight held the app's quit for its HTTP timeouts (4 s and more). Without
+    both it sends on the caller's thread, each service bounded by its own connect and read
+    timeouts. apprise 1 has no ``service_timeout``."""
     import apprise
 
     try:
-        asset = apprise.AppriseAsset(service_timeout=0)
+        asset = apprise.AppriseAsset(async_mode=False, service_timeout=0)
     except AttributeError:  # (apprise 1: "an invalid key service_timeout")
-        asset = apprise.AppriseAsset()
+        asset = apprise.AppriseAsset(async_mode=False)
     sender = apprise.Apprise(asset=asset)
     for url in urls:
         sender.add(url)
