@@ -457,7 +457,7 @@ class Engine:
             self.reader.scan(item.path, initial=False, out=made)
             self._limit.appeared(item.path)  # (checked once this round's messages are read)
         elif isinstance(item, RootGone):
-            if self.watcher.root_gone(item.path):  # (else said as the folder it is in saw it go)
+            if self.watcher.root_gone(item.path, item.of):  # (else said as the folder it is in saw it go)
                 log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             made += self.reader.gone(item.path)
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import logging
 import os
 import re
@@ -115,8 +116,12 @@ class FolderAppeared(WatchEvent):
     """A folder was created or moved in: scan it (files can be written before its watch exists)."""
 
 
+@dataclass(frozen=True)
 class RootGone(WatchEvent):
-    """A watched sessions folder itself was removed: wait for it to come back."""
+    """A watched sessions folder itself was removed, as its watch number ``of`` saw it: wait for
+    it to come back."""
+
+    of: int = 0
 
 
 class RootBack(WatchEvent):
@@ -228,9 +233,10 @@ class Outbox(Protocol):
     def put(self, item: Any) -> None: ...
 
 
-def _messages(root: str, target: str, event: FileSystemEvent) -> list[WatchEvent]:
-    """The engine's messages for an event of the watch of ``root`` (watched at ``target``, the
-    root resolved; paths are reported under ``root``, as the start-up scan read them)."""
+def _messages(root: str, target: str, of: int, event: FileSystemEvent) -> list[WatchEvent]:
+    """The engine's messages for an event of the watch number ``of`` of ``root`` (watched at
+    ``target``, the root resolved; paths are reported under ``root``, as the start-up scan read
+    them)."""
 
     def under_root(path: Any) -> str:
         path = os.fsdecode(path)
@@ -248,7 +254,7 @@ def _messages(root: str, target: str, event: FileSystemEvent) -> list[WatchEvent
         if kind == "moved":
             return [PathGone(src), FolderAppeared(under_root(event.dest_path))]
         if kind == "deleted":
-            return [RootGone(src) if src == root else PathGone(src)]
+            return [RootGone(src, of) if src == root else PathGone(src)]
         return []
     if kind == "moved":
         dest = under_root(event.dest_path)
@@ -264,9 +270,9 @@ def _appeared(root: str, event: FileSystemEvent) -> list[WatchEvent]:
     return [RootBack(root)] if event.event_type in ("created", "moved") or lost(event) else []
 
 
-def _relinked(root: str, event: FileSystemEvent) -> list[WatchEvent]:
-    """An event in the folder ``root`` is in: ``root`` itself moved, replaced, re-pointed?"""
-    name = os.path.basename(root.rstrip(os.sep))
+def _relinked(root: str, name: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """An event in a folder the sessions folder ``root`` is named in (``name``: the root, or the
+    folder a symlinked root points to): that moved, replaced, re-pointed?"""
     paths = (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
     return [RootRelinked(root)] if lost(event) or name in {os.path.basename(p) for p in paths} else []
 
@@ -280,8 +286,10 @@ class Watcher:
         self._lock = threading.Lock()
         self._watches: dict[str, Watch] = {}  # root → its watch (``polled``: inotify refused it)
         self._targets: dict[str, tuple[str, Ident | None]] = {}  # root → the folder watched (resolved), its identity
-        self._places: dict[str, Watch] = {}  # root → the watch of the folder it is in
+        self._places: dict[str, list[Watch]] = {}  # root → the watches of the folders it is named in
         self._covers: dict[str, list[Watch]] = {}  # root → watches of folders its own watch left out
+        self._numbers = itertools.count(1)  # each root's watch is numbered (what a removal was seen by)
+        self._number: dict[str, int] = {}  # root → the number of its watch now
         self._waiting: dict[str, tuple[str, Watch]] = {}  # missing root → (the folder it waits on, its watch)
         self._once = LogOnce(log)
 
@@ -306,14 +314,14 @@ class Watcher:
                 return False
             self._unwatch_parent(root)
             target = os.path.realpath(root)
-            react = partial(self._put, _messages, root, target)
+            self._number[root] = number = next(self._numbers)
+            react = partial(self._put, _messages, root, target, number)
             try:
                 self._watches[root] = schedule(react, target, recursive=True)
             except OSError as exc:
                 self._watches[root] = self._poll(root, react, target, exc)
             self._targets[root] = (target, _ident(target))
-            if not self._watches[root].polled:  # (inotify refused the folder: its place too)
-                self._watch_place(root)
+            self._watch_place(root, target)
             return True
 
     def _put(self, messages: Callable[..., list[WatchEvent]], *args: Any) -> None:
@@ -336,15 +344,22 @@ class Watcher:
             self._once(root, "limit", said, clean(root), clean(exc.strerror or exc), UNWATCHED_POLL_S)
         return schedule(react, target, recursive=True, polled=True)
 
-    def _watch_place(self, root: str) -> None:
+    def _watch_place(self, root: str, target: str) -> None:
         """Watch the folder the root is in, for the root moved away or replaced, or (a symlink)
-        re-pointed or removed."""
-        folder = os.path.realpath(os.path.dirname(root.rstrip(os.sep)))
-        try:
-            self._places[root] = schedule(partial(self._put, _relinked, root), folder)
-        except OSError as exc:
-            said = "cannot watch %s for the sessions folder being moved or re-pointed (%s)"
-            self._once(root, "place", said, clean(folder), clean(exc))
+        re-pointed or removed; for a symlink, the folder its target is in too, for the target
+        moved away or replaced."""
+        names = {root.rstrip(os.sep) or os.sep}
+        if target != root:
+            names.add(target)
+        for path in sorted(names):
+            folder = os.path.realpath(os.path.dirname(path))
+            try:
+                watch = schedule(partial(self._put, _relinked, root, os.path.basename(path)), folder)
+            except OSError as exc:
+                said = "cannot watch %s for the sessions folder being moved or re-pointed (%s)"
+                self._once(root, "place", said, clean(folder), clean(exc))
+                continue
+            self._places.setdefault(root, []).append(watch)
 
     def retarget(self, root: str) -> bool:
         """``root`` may be another folder now (moved away or replaced, a link re-pointed): if so
@@ -370,9 +385,10 @@ class Watcher:
             inode, watched = _inode(folder), watched_inodes()
             if inode is None or watched is None or inode in watched:
                 return
-            target = self._targets[root][0]
+            target, number = self._targets[root][0], self._number[root]
             try:
-                watch = schedule(partial(self._put, _messages, root, target), os.path.realpath(folder), recursive=True)
+                watch = schedule(partial(self._put, _messages, root, target, number), os.path.realpath(folder),
+                                 recursive=True)
             except OSError as exc:
                 self._once(folder, "cover", "cannot watch %s (%s)", clean(folder), clean(exc))
                 return
@@ -380,15 +396,19 @@ class Watcher:
 
     def _drop(self, root: str) -> None:
         self._targets.pop(root, None)
+        self._number.pop(root, None)
         unschedule(self._watches.pop(root, None))
-        unschedule(self._places.pop(root, None))
-        for watch in self._covers.pop(root, []):
+        for watch in (*self._places.pop(root, []), *self._covers.pop(root, [])):
             unschedule(watch)
 
-    def root_gone(self, root: str) -> bool:
-        """The root folder was removed: drop its watch and wait for it to come back. False if it
-        was not watched (dropped already: the folder it is in saw it go)."""
+    def root_gone(self, root: str, of: int) -> bool:
+        """The root folder was removed, as its watch number ``of`` saw it: drop that watch and wait
+        for it to come back. False if it was not watched (dropped already: the folder it is in saw
+        it go), or is watched anew since (the folder it is in saw another put there first: this
+        removal is the old one's)."""
         with self._lock:
+            if root in self._watches and self._number.get(root) != of:
+                return False
             watched = root in self._watches
             self._drop(root)
             self._watch_parent(root)

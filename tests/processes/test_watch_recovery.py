@@ -4,10 +4,12 @@ overflow) and a sessions folder that is a symlink, including one re-pointed whil
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,6 +135,84 @@ def test_a_sessions_folder_moved_away_is_let_go_and_what_is_there_now_followed(t
         assert asked[0].session.key == str(sessions / "--p--" / "b.jsonl")
         append(sessions / "--p--" / "b.jsonl", answer("q1", "Yes"))
         wait_for(lambda: [t for t in h.collected.of("resolved") if t.question.tool_call_id == "q1"], 10, "q1 answered")
+
+
+def test_the_folder_a_sessions_link_points_to_moved_away_is_let_go_and_the_new_one_followed(tmp_path: Path) -> None:
+    """The link stays; the folder it points to is renamed away and another made in its place:
+    the link now names the new folder, which is read and followed (it was never seen)."""
+    data, link = tmp_path / "data", tmp_path / "sessions"
+    append(data / "pi-sessions" / "--p--" / "a.jsonl", header(), user(), ask("q0", "In the old folder?"))
+    link.symlink_to(data / "pi-sessions")
+    with Harness([link]) as h:
+        h.wait("needs_input")
+        (data / "pi-sessions").rename(data / "old")
+        (data / "pi-sessions").mkdir()
+        (gone,) = h.wait("resolved")
+        assert gone.question.tool_call_id == "q0"
+        append(link / "--p--" / "b.jsonl", header(), user(), ask("q1", "In the new one?"))
+        asked = wait_for(lambda: [t for t in h.collected.of("needs_input") if t.question.tool_call_id == "q1"], 10, "q1")
+        assert asked[0].session.key == str(link / "--p--" / "b.jsonl")
+
+
+def test_a_polled_sessions_link_re_pointed_is_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A symlinked sessions folder inotify refuses (polled: past the watch limit) re-pointed: the
+    new target is followed (the link's folder is watched however the folder itself is)."""
+    import errno
+
+    from notifier import watch
+
+    schedule = watch.schedule
+
+    def refusing(react: Any, path: str, recursive: bool = False, polled: bool = False) -> watch.Watch:
+        if recursive and not polled and os.path.basename(path).startswith("real"):
+            raise OSError(errno.ENOSPC, "no more watches (as at the limit)")
+        return schedule(react, path, recursive=recursive, polled=polled)
+
+    monkeypatch.setattr(watch, "schedule", refusing)
+    a, b, link = tmp_path / "realA", tmp_path / "realB", tmp_path / "sessions"
+    append(a / "--p--" / "a.jsonl", header(), user(), ask("q0", "In A?"))
+    append(b / "--p--" / "b.jsonl", header(), user(), ask("q1", "In B?"))
+    link.symlink_to(a)
+    with Harness([link]) as h:
+        h.wait("needs_input")
+        temp = tmp_path / "sessions.tmp"
+        temp.symlink_to(b)
+        os.replace(temp, link)
+        wait_for(lambda: [t for t in h.collected.of("needs_input") if t.question.tool_call_id == "q1"], 10, "q1")
+
+
+def test_a_removal_reported_after_the_new_folder_is_followed_is_not_taken_for_it(tmp_path: Path) -> None:
+    """rm -rf, then another folder moved into its place at once: the folder the root is in may
+    report the new one before the root's own watch reports the old one's removal. That late
+    removal is not the new folder's: it stays watched (it was dropped and said removed: 1 to 5
+    of 10)."""
+    from notifier.watch import RootGone, Watcher, WatchEvent
+
+    sessions, new = tmp_path / "sessions", tmp_path / "sessions.new"
+    sessions.mkdir()
+    new.mkdir()
+    said: queue.SimpleQueue[WatchEvent] = queue.SimpleQueue()
+    watcher = Watcher(said)
+
+    def removal() -> RootGone:  # (the root's own watch saw it removed)
+        while not isinstance(message := said.get(timeout=10), RootGone):
+            pass
+        return message
+
+    watcher.start()
+    try:
+        assert watcher.watch(str(sessions))
+        shutil.rmtree(sessions)
+        new.rename(sessions)
+        late = removal()
+        assert watcher.retarget(str(sessions)) and watcher.watch(str(sessions))  # (the folder it is in saw it first)
+        assert not watcher.root_gone(late.path, late.of)  # (the old one's removal, reported late)
+        assert not watcher.retarget(str(sessions))  # (the new one still watched)
+        shutil.rmtree(sessions)
+        now = removal()
+        assert watcher.root_gone(now.path, now.of)  # (the new one's removal is one)
+    finally:
+        watcher.stop()
 
 
 def test_a_symlinked_parent_folder_keeps_working(tmp_path: Path) -> None:
