@@ -582,8 +582,9 @@ class AnswerBar:
         self.key = None
 
     def update(self, q: Shown | None) -> None:
-        """The answers of ``q`` (kept as they are while the same live question stays selected)."""
-        key = q.key if q and not q.abandoned and not q.offline else None
+        """The answers of ``q`` (kept as they are while the same live question stays selected, as
+        shown: a question asked again under the same call, its token changed, gets a fresh bar)."""
+        key = [*q.key, q.token or ""] if q and not q.abandoned and not q.offline else None
         if key == self.key:
             return
         self.key = key

@@ -217,6 +217,47 @@ def test_a_refused_answer_leaves_the_bar_as_the_user_left_it(desktop: dict[str, 
         window.root.destroy()
 
 
+def test_a_question_asked_again_under_the_same_call_gets_a_fresh_bar(desktop: dict[str, str]) -> None:
+    """A provider that numbers its calls per turn asks another question under the call id of the
+    one shown: the bar is built afresh for it, so an answer goes with the question as shown now
+    (a refused answer kept the old bar, and every retry was refused for the old token)."""
+    require("tkinter")
+    from notifier.core.model import Option, Question, QuestionItem
+    from notifier.window.view import Shown
+    from notifier.window.window import Window
+
+    now = time.time()
+    ref_file = "/s/c1.jsonl"
+
+    def board(text: str) -> dict[str, Any]:
+        q = Question("call_0", "question", (QuestionItem(text, options=(Option("Yes"), Option("No"))),), now - 5)
+        b = Board(liveness=False)
+        b.local.apply(ref_file, [Header("id-c1", "/home/dev/shop"), ToolStart(now - 5, "call_0", q.tool, q)], now)
+        return window_obj(b.snapshot(now))
+
+    first, second = board("Deploy to staging?"), board("Deploy to production?")
+    pushed: list[Any] = []
+
+    class Pushing(Source):
+        def start(self, push: Any) -> None:
+            pushed.append(push)
+            push({"window": self.data})
+
+    source = Pushing(first)
+    window = Window(source, focus=[ref_file, "call_0"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+        assert [str(w.cget("text")) for w in bar_widgets(window, "TButton")][:2] == ["Yes", "No"]
+        pushed[0]({"window": second})  # (the same call, another question)
+        wait_for(lambda: (window.root.update(), "production" in window.pane.current())[1], 10, "the new question shown")
+        press_button(window, "Yes")
+        sent = wait_for(lambda: [c for c in source.commands if isinstance(c, Answer)], 10, "the answer")
+        new = next(Shown.from_obj(o) for o in second["questions"])
+        assert sent[0].token == new.token and new.token != next(Shown.from_obj(o) for o in first["questions"]).token
+    finally:
+        window.root.destroy()
+
+
 def test_every_option_can_be_answered_and_each_reads_as_the_one_it_answers(desktop: dict[str, str]) -> None:
     """More options than buttons fit: one list of them all (a single choice) or one menu of
     boxes (a multi-select), each option reachable; options whose labels would read the same on
