@@ -234,9 +234,9 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
 
 def _seen(p: Proc, w: Wanted, created: float | None) -> int | None:
     """The weight of a pairing that nothing exact decides: by the pane and the times."""
-    if w.question and not w.busy and p.screen is not None and at_rest(p.screen):
-        return None  # it waits for a prompt: a pi asking (nothing else of its turn to run first) shows the dialog
     shown = bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
+    if w.question and not w.busy and p.screen is not None and not shown and at_rest(p.screen):
+        return None  # it waits for a prompt: a pi asking (nothing else of its turn to run first) shows the dialog
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False
     if resumed and not shown:
@@ -416,9 +416,11 @@ def idle_editor(screen: str) -> bool:
     """Whether the pane shows pi's own input box, empty or holding a draft the user has not sent,
     idle or at work (pi 1.6 labels the rule above it while it works): no dialog is open there (a
     dialog, whatever its tool, is drawn in that box). pi draws a draft from the box's first
-    column, every line of it; a dialog indents some of its lines, its title or its key hints
-    (pi's select, confirm, input and editor, question, questionnaire, rpiv-ask-user-question, as
-    captured): a box with a line that starts with a space is taken for a dialog. Only this counts
+    column, every line of it (with pi's ``editorPaddingX`` set, a draft is indented: taken for a
+    dialog, the safe side); a dialog indents some of its lines, its title or its key hints (pi's
+    select, confirm, input and editor, question, questionnaire, rpiv-ask-user-question, as
+    captured): a box with a line that starts with a space is taken for a dialog, and one that shows
+    the question asked is never pi at rest (:func:`_seen`). Only this counts
     against a pi asking a question: a dialog that shows its question otherwise (a later tab, a
     free-text editor) is not judged by its text."""
     raw = screen.splitlines()

@@ -211,6 +211,10 @@ def test_a_pending_session_with_one_candidate_stays_alive_unless_that_pi_is_at_r
     assert at_rest(idle()) and at_rest(draft()) and not at_rest(working()) and not at_rest(LEGACY_WORKING)
     o = bind([s], [a(idle())])
     assert "A.jsonl" not in o.living and o.owners == {}
+    # a dialog drawn wholly from the first column reads as pi's own box: showing the question, it is
+    # never pi at rest
+    flat = "\n".join([RULE, PROD, "> 1. Yes", "2. No", "enter select", RULE, "/p"])
+    assert at_rest(flat) and owners_of(bind([s], [a(flat)])) == {"A.jsonl": 11}
     # other tools of its turn run first (a sequential batch): an extension may hide the spinner
     o = bind([replace(s, busy=True)], [a(idle())])
     assert owners_of(o) == {"A.jsonl": 11}
