@@ -539,10 +539,19 @@ class Notifier:
         """Start on the outputs thread, its first job: the server is looked for there (connecting,
         and asking what it is and can do, are round trips: seconds with a server that stalls),
         never on the thread that starts it (the engine's, as a headless run's turn comes)."""
-        self._worker.put(self._screen.start)
+        self._worker.put(self._start_screen)
         self._worker.add(self)
         if self._focus is not None:  # (what is focused, followed from now on: its events read here)
             self._worker.put(self._focus.start)
+
+    def _start_screen(self) -> None:
+        """(The outputs thread.) Look for the server, unless stopped meanwhile; stopped while it
+        looked (a server that stalls past the stop's wait), let go of what it found."""
+        if self._stop.is_set():
+            return
+        self._screen.start()
+        if self._stop.is_set() and self._screen.backend is not None:
+            self._screen.backend.shutdown()
 
     def stop(self, close: bool = True) -> None:
         """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""

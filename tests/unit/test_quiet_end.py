@@ -14,6 +14,7 @@ from notifier.config import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
 from notifier.engine import Batch
 from notifier.outputs.desktop import Notifier
+from notifier.system.supervisor import Worker
 
 from ..conftest import wait_for
 from .test_desktop_actions import Server, outputs_thread
@@ -84,3 +85,30 @@ def test_the_notification_server_is_looked_for_on_the_outputs_thread(monkeypatch
             assert looked == ["pi-notifier-outputs"] and alerts.online
         finally:
             alerts.stop()
+
+
+def test_a_notifier_stopped_before_it_looked_for_the_server_never_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped before its outputs thread came to the look (the app quitting at once): the server
+    is never looked for, so no connection is left behind."""
+    import notifier.outputs.desktop as desktop
+
+    looked: list[str] = []
+
+    def choose(*args: Any, **kwargs: Any) -> tuple[Server, str]:
+        looked.append("looked")
+        return Server(), ""
+
+    monkeypatch.setattr(desktop, "choose_backend", choose)
+    config = Config()
+    config.set("notifications.skip_when_focused", False, "test")
+    stopping = threading.Event()
+    worker = Worker("outputs", stopping)
+    alerts = Notifier(config, worker=worker)
+    alerts.start()  # (the look is queued: the thread does not run yet)
+    alerts.stop()
+    worker.start()
+    try:
+        assert worker.sync(5) and looked == []
+    finally:
+        stopping.set()
+        worker.sync(5)
