@@ -558,6 +558,7 @@ class App:
                 "display": has_display(),
                 "tray": self.tray is not None,
                 "store": "persistent" if self.store.persistent else "in memory",
+                "roots": self.config["sessions_dirs"],
             }
         elif isinstance(command, Status):
             return status_reply(self.config, command, self.ui_state())

@@ -457,7 +457,7 @@ class Engine:
             self.reader.scan(item.path, initial=False, out=made)
             self._limit.appeared(item.path)  # (checked once this round's messages are read)
         elif isinstance(item, RootGone):
-            if self.watcher.root_gone(item.path, item.of):  # (else said as the folder it is in saw it go)
+            if self.watcher.root_gone(item.path, item.of):  # (else said as the link's folder saw it go)
                 log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             made += self.reader.gone(item.path)
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
@@ -466,11 +466,10 @@ class Engine:
         elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
             made += self.reader.gone(item.path, everything=True)
             if self.watcher.watch(item.path):
-                log.warning("sessions folder %s is another folder now (moved, replaced or re-pointed); reading it",
-                            item.path)
+                log.warning("sessions folder %s points elsewhere now; reading it anew", item.path)
                 self.reader.scan(item.path, initial=False, out=made)
             else:
-                log.warning("sessions folder %s was moved away or removed; waiting for it to come back", item.path)
+                log.warning("sessions folder %s points nowhere now; waiting for it to come back", item.path)
         elif isinstance(item, EventsLost):
             # A waiting pi writes nothing more: what was written while events were dropped is read now.
             log.warning("inotify queue overflowed: events were lost; reading %s again", item.path)

@@ -20,9 +20,10 @@ inotify refuses a watch, ``DirDeletedEvent`` for a watched folder removed, and `
 (watchdog 7.1.1: the kernel's queue overflowed; :mod:`notifier.compat`).
 
 A sessions folder that is a symlink is watched where it points (inotify on the link sees only its
-sub-folders), its events reported under the folder's own name. The folder each sessions folder is
-in is watched too: for the folder being moved away or replaced (inotify follows the folder moved,
-and says nothing of it), and a link being re-pointed or removed.
+sub-folders), its events reported under the folder's own name, and the link's folder watched for
+the link being re-pointed or removed. A sessions folder that is not a link, moved away while
+watched, is not seen (inotify follows a folder moved and watchdog says nothing of it: watching the
+folder each is in would cost every app a thread, for a move nobody makes while pi runs).
 
 The watch limit: watchdog's recursive watch leaves each sub-folder it cannot watch unwatched (7.1.1
 logs each one); only a failure while the root's watch is set up raises (from 7.1.1 including its
@@ -129,8 +130,7 @@ class RootBack(WatchEvent):
 
 
 class RootRelinked(WatchEvent):
-    """A sessions folder may be another folder now (moved away or replaced; a symlink re-pointed
-    or removed): watch what is there now."""
+    """A sessions folder that is a symlink was re-pointed or removed: watch what it points to now."""
 
 
 class EventsLost(WatchEvent):
@@ -270,9 +270,9 @@ def _appeared(root: str, event: FileSystemEvent) -> list[WatchEvent]:
     return [RootBack(root)] if event.event_type in ("created", "moved") or lost(event) else []
 
 
-def _relinked(root: str, name: str, event: FileSystemEvent) -> list[WatchEvent]:
-    """An event in a folder the sessions folder ``root`` is named in (``name``: the root, or the
-    folder a symlinked root points to): that moved, replaced, re-pointed?"""
+def _relinked(root: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """An event in the folder of the symlinked ``root``: the link itself re-pointed or removed?"""
+    name = os.path.basename(root.rstrip(os.sep))
     paths = (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
     return [RootRelinked(root)] if lost(event) or name in {os.path.basename(p) for p in paths} else []
 
@@ -285,8 +285,8 @@ class Watcher:
         self.out = out
         self._lock = threading.Lock()
         self._watches: dict[str, Watch] = {}  # root → its watch (``polled``: inotify refused it)
-        self._targets: dict[str, tuple[str, Ident | None]] = {}  # root → the folder watched (resolved), its identity
-        self._places: dict[str, list[Watch]] = {}  # root → the watches of the folders it is named in
+        self._targets: dict[str, str] = {}  # root → the folder watched (the root, resolved)
+        self._links: dict[str, Watch] = {}  # symlinked root → the watch of the link's folder
         self._covers: dict[str, list[Watch]] = {}  # root → watches of folders its own watch left out
         self._numbers = itertools.count(1)  # each root's watch is numbered (what a removal was seen by)
         self._number: dict[str, int] = {}  # root → the number of its watch now
@@ -320,8 +320,9 @@ class Watcher:
                 self._watches[root] = schedule(react, target, recursive=True)
             except OSError as exc:
                 self._watches[root] = self._poll(root, react, target, exc)
-            self._targets[root] = (target, _ident(target))
-            self._watch_place(root, target)
+            self._targets[root] = target
+            if os.path.islink(root.rstrip(os.sep)):  # (polled or not: the poller watches the target)
+                self._watch_link(root)
             return True
 
     def _put(self, messages: Callable[..., list[WatchEvent]], *args: Any) -> None:
@@ -344,32 +345,23 @@ class Watcher:
             self._once(root, "limit", said, clean(root), clean(exc.strerror or exc), UNWATCHED_POLL_S)
         return schedule(react, target, recursive=True, polled=True)
 
-    def _watch_place(self, root: str, target: str) -> None:
-        """Watch the folder the root is in, for the root moved away or replaced, or (a symlink)
-        re-pointed or removed; for a symlink, the folder its target is in too, for the target
-        moved away or replaced."""
-        names = {root.rstrip(os.sep) or os.sep}
-        if target != root:
-            names.add(target)
-        for path in sorted(names):
-            folder = os.path.realpath(os.path.dirname(path))
-            try:
-                watch = schedule(partial(self._put, _relinked, root, os.path.basename(path)), folder)
-            except OSError as exc:
-                said = "cannot watch %s for the sessions folder being moved or re-pointed (%s)"
-                self._once(root, "place", said, clean(folder), clean(exc))
-                continue
-            self._places.setdefault(root, []).append(watch)
+    def _watch_link(self, root: str) -> None:
+        """The root is a symlink: watch the folder it is in for the link changing."""
+        folder = os.path.realpath(os.path.dirname(root.rstrip(os.sep)))
+        try:
+            self._links[root] = schedule(partial(self._put, _relinked, root), folder)
+        except OSError as exc:
+            self._once(root, "link", "cannot watch %s for the link being re-pointed (%s)", clean(folder), clean(exc))
 
     def retarget(self, root: str) -> bool:
-        """``root`` may be another folder now (moved away or replaced, a link re-pointed): if so
-        (or it is gone), stop watching the folder that was there and return True (the caller
-        forgets what was read there and calls :meth:`watch` again)."""
+        """The link ``root`` may point elsewhere now: if so (or it is gone), stop watching what it
+        pointed to and return True (the caller forgets what was read there and calls
+        :meth:`watch` again)."""
         with self._lock:
             if root not in self._watches:
                 return False
             target = os.path.realpath(root) if os.path.isdir(root) else None
-            if target is not None and (target, _ident(target)) == self._targets.get(root):
+            if target == self._targets.get(root):
                 return False
             self._drop(root)
             return True
@@ -385,7 +377,7 @@ class Watcher:
             inode, watched = _inode(folder), watched_inodes()
             if inode is None or watched is None or inode in watched:
                 return
-            target, number = self._targets[root][0], self._number[root]
+            target, number = self._targets[root], self._number[root]
             try:
                 watch = schedule(partial(self._put, _messages, root, target, number), os.path.realpath(folder),
                                  recursive=True)
@@ -398,14 +390,15 @@ class Watcher:
         self._targets.pop(root, None)
         self._number.pop(root, None)
         unschedule(self._watches.pop(root, None))
-        for watch in (*self._places.pop(root, []), *self._covers.pop(root, [])):
+        unschedule(self._links.pop(root, None))
+        for watch in self._covers.pop(root, []):
             unschedule(watch)
 
     def root_gone(self, root: str, of: int) -> bool:
         """The root folder was removed, as its watch number ``of`` saw it: drop that watch and wait
-        for it to come back. False if it was not watched (dropped already: the folder it is in saw
-        it go), or is watched anew since (the folder it is in saw another put there first: this
-        removal is the old one's)."""
+        for it to come back. False if it was not watched (dropped already: the link's folder saw
+        it go), or is watched anew since (the link was re-pointed first: this removal is the old
+        target's)."""
         with self._lock:
             if root in self._watches and self._number.get(root) != of:
                 return False
@@ -463,18 +456,6 @@ def _inode(folder: str) -> int | None:
         return os.stat(folder).st_ino
     except OSError:
         return None
-
-
-Ident = tuple[int, int]
-
-
-def _ident(folder: str) -> Ident | None:
-    """The folder's (device, inode): which folder it is, whatever its name; ``None`` if it is gone."""
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 # ---- folders past the watch limit ----
@@ -664,8 +645,7 @@ class FileFollower:
 class ConfigFollower:
     """The config file, followed while the app runs: quiet hours follow the file at once, other
     keys apply at the next start (said in the log); a bad edit keeps the last good config (said
-    once). Where the sessions folder is pi's default, pi's settings.json too: a sessions folder it
-    names anew applies at the next start as well (said)."""
+    once)."""
 
     def __init__(self, config: Config, on_quiet_hours: Callable[[str], None]) -> None:
         """``on_quiet_hours(value)``: the quiet hours changed (``config`` holds the new value)."""
@@ -673,29 +653,17 @@ class ConfigFollower:
         self.on_quiet_hours = on_quiet_hours
         self._values: dict[str, Any] = {}  # what the file said when last read well
         self._error = ""  # the last bad edit's reason (said once)
-        self._followers: list[FileFollower] = []
-        self._pi_said: str | None = None  # the sessions folder pi's settings named, as last said
+        self._follower: FileFollower | None = None
 
     def start(self) -> None:
         path = self.config.file or paths.config_file()
         self._values = self._read(path) or {}
-        self._followers.append(FileFollower(path, lambda: self._changed(path)))
-        if self.config.sources.get("sessions_dirs") == "pi's default":
-            self._followers.append(FileFollower(os.path.join(paths.agent_dir(), "settings.json"), self._pi_changed))
-        for follower in self._followers:
-            follower.start()
+        self._follower = FileFollower(path, lambda: self._changed(path))
+        self._follower.start()
 
     def stop(self) -> None:
-        for follower in self._followers:
-            follower.stop()
-
-    def _pi_changed(self) -> None:
-        """(The follower's timer thread.) pi's settings.json changed: where does pi put sessions now?"""
-        now, watched = paths.default_sessions_dir(), list(self.config["sessions_dirs"])
-        if [now] != watched and now != self._pi_said:
-            log.warning("pi's settings.json puts new sessions in %s now; pi-notifier watches %s until it starts again",
-                        clean(now), ", ".join(clean(w) for w in watched))
-        self._pi_said = now
+        if self._follower is not None:
+            self._follower.stop()
 
     def _read(self, path: str) -> dict[str, Any] | None:
         """The file's settings (a missing file: the defaults); None for a bad edit."""

@@ -66,7 +66,8 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
     focus_ok, focus = describe(focus_method())  # (the focus method goto and skip_when_focused use)
     lines += [_window(), _line(focus_ok, "focus", focus)]
     extension = install.status()  # (asks each running pi's companion socket: once)
-    lines += [*_extras(config), companion(extension), unseen_dialogs(config, extension), *_remotes(config), *_health()]
+    lines += [*_extras(config), companion(extension), unseen_dialogs(config, extension), *_remotes(config)]
+    lines += _health(config)
     out("\n".join(lines), "\n")
     return 1 if any(line.startswith("[FAIL]") for line in lines) else 0  # documented in the README
 
@@ -151,8 +152,9 @@ def _remotes(config: Config) -> list[str]:
     return lines
 
 
-def _health() -> list[str]:
-    """The running app's own account of what failed and was recovered from (control channel)."""
+def _health(config: Config) -> list[str]:
+    """The running app's own account of what failed and was recovered from (control channel),
+    and whether it watches the sessions folders ``config`` names now."""
     reply = request({"cmd": "health"})
     if reply is None:
         return [_line(None, "running app", "none is running (start it with 'pi-notifier run')")]
@@ -175,7 +177,14 @@ def _health() -> list[str]:
         ("state store in memory only", reply.get("store") == "in memory"),
     ) if shown]
     summary = f"pid {reply.get('pid')}{failures}" + ("; " + ", ".join(extra) if extra else "")
-    return [_line(not lines, "running app", summary), *lines]
+    first = _line(not lines, "running app", summary)
+    roots = reply.get("roots")
+    if isinstance(roots, list) and sorted(map(str, roots)) != sorted(config["sessions_dirs"]):
+        watched, now = ", ".join(clean(r) for r in roots), ", ".join(clean(r) for r in config["sessions_dirs"])
+        said = (f"it watches {watched}; the sessions folder is {now} as this command sees it"
+                f" ({clean(config.sources['sessions_dirs'], 60)}): if pi writes there now, restart the app")
+        lines.append(_line(None, "running app", said))
+    return [first, *lines]
 
 
 # pi's own question tools (examples/extensions): their dialog is the question, read from the file

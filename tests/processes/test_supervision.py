@@ -192,6 +192,34 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
     assert "running app: none is running" in out.stdout
 
 
+def test_doctor_says_when_the_running_app_watches_another_sessions_folder(tmp_path: Path) -> None:
+    """The sessions folder as a command sees it now (pi's settings.json changed since the app
+    started, say) is not the one the running app watches: doctor says so (it named the new folder
+    as if the app watched it), and says nothing where they agree."""
+    watched, elsewhere = tmp_path / "watched", tmp_path / "elsewhere"
+    config = Config()
+    config.values["sessions_dirs"] = [str(watched)]
+    config.values["liveness"] = "off"
+    app = App(config, json_out=False, notify=False)
+    try:
+        app.start()
+        app.serve()
+        wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
+
+        def doctor(folder: Path) -> str:
+            args = [sys.executable, "-m", "notifier", "doctor", "--sessions-dir", str(folder)]
+            return subprocess.run(args, capture_output=True, text=True, timeout=60).stdout
+
+        assert "running app: it watches" not in doctor(watched)
+        said = doctor(elsewhere)
+        assert (
+            f"[note] running app: it watches {watched}; the sessions folder is {elsewhere} as this command sees it"
+            " (command line): if pi writes there now, restart the app"
+        ) in said, said
+    finally:
+        app.shutdown()
+
+
 def test_a_run_without_tray_or_windows_draws_nothing(tmp_path: Path) -> None:
     """A headless run (no tray icon, no window can attach) has no outputs thread (nothing to draw, no notifier): its questions reach
     the outputs that are there, and nothing is drawn for nobody."""
