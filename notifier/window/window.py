@@ -257,7 +257,7 @@ class Window:
                     self.answers.forget()
                     self.answers.update(self.selected())
                 elif msg.get("answered") is not None:  # not answered: the bar as the user left it
-                    self.answers.enable()
+                    self.answers.disable(False)
                 if msg.get("gone"):
                     self.say("pi-notifier stopped: this list no longer updates")
         except queue.Empty:
@@ -561,21 +561,14 @@ class AnswerBar:
         self.key: list[str] | None = None  # whose answers are shown
         self.widgets: list[Any] = []
 
-    def disable(self) -> None:
-        """While an answer is on its way: nothing more to click."""
+    def disable(self, disabled: bool = True) -> None:
+        """While an answer is on its way: nothing more to click (``False``: it was refused, and
+        what was chosen or typed stays, to send again or change)."""
         import tkinter as tk
 
         for w in self.widgets:
             with contextlib.suppress(tk.TclError):
-                w.state(["disabled"])
-
-    def enable(self) -> None:
-        """An answer was refused: what was chosen or typed stays, to send again or change."""
-        import tkinter as tk
-
-        for w in self.widgets:
-            with contextlib.suppress(tk.TclError):
-                w.state(["!disabled"])
+                w.state(["disabled" if disabled else "!disabled"])
 
     def forget(self) -> None:
         """An answer came back: the next ``update`` builds the bar afresh."""
