@@ -60,7 +60,7 @@ from notifier.pi.keys import (
 )
 from notifier.pi.outcomes import result_text
 from notifier.pi.records import result_mismatch
-from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, noted, rows, squash
+from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, noted, rows, shows_text, squash
 from notifier.sessions import EngineOptions, OneFileReader, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
@@ -185,6 +185,10 @@ def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
 log = logging.getLogger(__name__)
 KEYS_READ_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
 LATER_S = 0.5  # how long the next question may take to show that a key reached it
+# How long a look that would stop an answer must keep saying so: a capture can catch pi halfway
+# through drawing a frame (the dialog's help line not yet redrawn below it), which reads as no
+# dialog; pi finishes such a frame within milliseconds, a dialog really gone stays gone.
+FRAME_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -286,6 +290,25 @@ def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
     return Refused(f"{reason}; typed for this question: {_said(typed)}, then stopped: finish it in the terminal")
 
 
+def lasting(look: Look, seen: Seen, why: Callable[[Seen], str | None], question: Question) -> tuple[Seen, str | None]:
+    """Why ``seen`` stops the answer (``why``): at once when it shows another question, else only
+    once looks for FRAME_S still say so. The last look and the reason (``None``: a look since no
+    longer says so, the first one a frame caught mid-draw)."""
+    reason = why(seen)
+    for _ in polls(FRAME_S, 0.002, 0.05):
+        if reason is None or _another(seen.dialog, question):
+            break
+        seen = look()
+        reason = why(seen)
+    return seen, reason
+
+
+def _another(dialog: Dialog | None, question: Question) -> bool:
+    """The dialog shows none of the question's texts: another question (not pi mid-frame)."""
+    items = question.items or (question.first,)
+    return dialog is not None and not any(shows_text(dialog.lines, it.text) for it in items)
+
+
 def drive(look: Look, send: Send, question: Question, plan: Plan, waits: Waits) -> list[str]:
     """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
     saying what was typed, as soon as a look or the file shows that a key may not be typed."""
@@ -322,7 +345,7 @@ def _send_checked(
     step needs and the file has the question waiting alone (a look the carrier found changed by
     the time of the key: looked at again, three times at most); the look it was sent onto."""
     for _ in range(3):
-        gone = not_ours(seen.dialog, question, step)
+        seen, gone = lasting(look, seen, lambda s: not_ours(s.dialog, question, step), question)
         if gone is not None:
             raise _stopped(gone, typed, gone=bool(typed))
         assert seen.dialog is not None
@@ -363,8 +386,15 @@ def _after(
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
         elif not_ours(seen.dialog, question, step) is not None:  # neither as before the key nor after it
-            log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
-            raise _stopped(gone, typed, gone=True)
+
+            def neither(s: Seen) -> str | None:
+                after = not_ours(s.dialog, question, following)
+                return None if after is None or not_ours(s.dialog, question, step) is None else after
+
+            seen, gone = lasting(look, seen, neither, question)
+            if gone is not None:
+                log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
+                raise _stopped(gone, typed, gone=True)
     raise _stopped("the dialog did not move on as expected", typed, gone=False)
 
 
@@ -630,14 +660,18 @@ def by_keys(
     companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
     it (:func:`drive`), then pi's record checked (:func:`check_recorded`)."""
     question = req.question
-    first = screen()
-    found = finder(question, first) if first is not None else None
+    found, reason = None, None
+    for _ in polls(FRAME_S, 0.002, 0.05):  # (what stops it must last: the first capture may be mid-frame)
+        first = screen()
+        found = finder(question, first) if first is not None else None
+        reason = check_screen(found[1], question) if found is not None else None
+        if found is not None and reason is None:
+            break
     if found is None:
         raise unreadable(question, where)
-    find, dialog = found
-    reason = check_screen(dialog, question)
     if reason:
         raise Refused(f"{reason}; nothing was typed")
+    find, dialog = found
     steps = plan_for(dialog, question, req.choices, req.text)
 
     def look() -> Seen:

@@ -1,8 +1,8 @@
 """Every key `answer` types is bound to its question (pure: the driver with screens as pi's
 `question` tool draws them, the session file's word and the carrier played by the test): before each
 key the dialog on screen must be that question's, its text and its rows, and the file must have it
-waiting alone; the driver never waits for a dialog to come back, and when it stops it says what it
-typed and whether a key may have gone elsewhere."""
+waiting alone; a dialog gone stops the answer once it stays gone a frame's time (another question's
+at once), and when it stops it says what it typed and whether a key may have gone elsewhere."""
 
 from __future__ import annotations
 
@@ -89,13 +89,24 @@ def test_a_look_alike_next_question_gets_no_key() -> None:
     assert "typed for this question before: Down" in said and "may have gone to what pi shows now" in said
 
 
-def test_nothing_waits_for_a_dialog_to_come_back() -> None:
-    pi = Pi([screen(), "$ ", screen(cursor=1)])  # the dialog closed after the Down: stop at once
+def test_a_dialog_gone_for_a_frame_is_pi_drawing_one_gone_for_longer_stops_the_answer() -> None:
+    # a capture that catches pi halfway through a frame: the new frame's top drawn over the old
+    # one, its help line not yet (no dialog read): the next look shows the key's effect, it goes on
+    after = screen(cursor=1).splitlines()
+    torn = "\n".join([*after[:6], *screen().splitlines()[6:]]).replace("Enter to select", "")
+    assert find_dialog(torn) is None
+    assert run(Pi([screen(), torn, screen(cursor=1)])) == [("Down",), ("Enter",)]
+    # the dialog closed after the Down and stays closed: stopped, the Down said to have maybe gone
+    pi = Pi([screen(), "$ "])
     said = refused(pi)
-    assert pi.sent == [("Down",)] and "no longer on screen" in said
+    assert pi.sent == [("Down",)] and "no longer on screen" in said and "may have gone" in said
+    # another question's dialog stops it at once, whatever comes after
     pi = Pi([screen(), screen(B_TEXT), screen(cursor=1)])
-    refused(pi)
-    assert pi.sent == [("Down",)]
+    assert "does not show this question" in refused(pi) and pi.sent == [("Down",)]
+    # the file has the last word before each key: the dialog seen again after pi recorded an
+    # end of its question gets no key
+    pi = Pi([screen(), "$ ", screen(cursor=1)], file=[None, "pi has recorded an end of this question"])
+    assert "recorded an end" in refused(pi) and pi.sent == [("Down",)]
 
 
 def test_the_file_must_have_the_question_waiting_alone_before_each_key() -> None:
