@@ -10,7 +10,8 @@ against, in the same step of the tmux server (``if-shell -F``, tmux >= 3.2).
 
 The driver (:func:`drive`): before each key, on a fresh look, the dialog must still be this
 question's in the state the plan expects, and the session file must have nothing asked or
-started after it; any other look ends the answer, saying what was typed. :func:`check_recorded` then
+started after it; any other look ends the answer, saying what was typed: one showing another
+question at once, any other once looks for a frame's time (:data:`FRAME_S`) keep showing it. :func:`check_recorded` then
 checks that what pi recorded is that answer.
 """
 
