@@ -40,13 +40,15 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
-from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
-from notifier.core.model import Snapshot, Transition
+from notifier.core.codec import HISTORY_COLUMNS, OPTION_SEPARATOR, history_row, sane_time
+from notifier.core.model import Option, Question, QuestionItem, Snapshot, Transition
 from notifier.core.planner import Silences
 from notifier.core.text import clean
+from notifier.pi.parse import judge_result, parse_time
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
 from notifier.system.supervisor import Backoff
+from notifier.tail import result_entry
 
 log = logging.getLogger(__name__)
 _once = LogOnce(log)  # (path, "read"): a read that fails, said once until one succeeds
@@ -530,6 +532,9 @@ def _row_key(t: Transition) -> tuple[str, str]:
 RESOLVED = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
             " WHERE file = ? AND call_id = ? AND resolved_at IS NULL")
 ABANDONED = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL"
+OPEN = ("SELECT file, call_id, tool, text, options, asked_at FROM history"
+        " WHERE resolved_at IS NULL AND outcome IS NULL ORDER BY asked_at DESC LIMIT 1000")
+SETTLED_AT_START = 20  # the open questions a start looks up in their files (each: a read of its end)
 
 ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<name>"), or all
 PROJECT = "project:"
@@ -686,7 +691,34 @@ class Store(Database):
     # The history is one of the engine's outputs: every batch's transitions, recorded on the
     # engine thread (a change is written by the thread that makes it).
     def ready(self, info: object, snapshot: Snapshot) -> None:
-        pass
+        self.settle(snapshot)
+
+    def settle(self, snapshot: Snapshot) -> None:
+        """The questions the history has open whose session, as the start-up read found it, no
+        longer asks them ended while no app watched: each is recorded as pi wrote its end (the
+        toolResult of its call: how it ended, when, the answer). One without a toolResult there
+        (an extension's dialog, a call pi superseded) stays open. Only the newest
+        :data:`SETTLED_AT_START` are looked up: each is a read of its file's end."""
+        local = {s.ref.key: s for s in snapshot.sessions if s.ref.host is None}
+        rows = self._query(OPEN)
+        looked = 0
+        with self.together():
+            for file, call_id, tool, text, options, asked_at in rows:
+                view = local.get(file) if isinstance(file, str) and isinstance(call_id, str) else None
+                if view is None or any(q.tool_call_id == call_id for q in (*view.pending, *view.abandoned)):
+                    continue
+                if (looked := looked + 1) > SETTLED_AT_START:
+                    break
+                entry = result_entry(file, call_id)
+                if entry is None:
+                    continue
+                labels = options.split(OPTION_SEPARATOR) if isinstance(options, str) else ()
+                item = QuestionItem(str(text), options=tuple(Option(o) for o in labels if o))
+                asked = _time(asked_at)  # (any stored value: one out of range is now)
+                outcome, answer = judge_result(entry["message"], Question(call_id, str(tool), (item,), asked))
+                waited = max(0.0, parse_time(entry.get("timestamp"), asked) - asked)
+                answer = answer[: ROW_LIMITS["answer"]] if answer is not None else None
+                self._run("history", RESOLVED, (asked + waited, outcome, waited, answer, file, call_id))
 
     def publish(self, batch: Published) -> None:
         self.record(batch.transitions)

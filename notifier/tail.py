@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import logging
 import operator
 import os
@@ -318,6 +319,32 @@ def last_lines(path: str, limit: int) -> list[bytes]:
         return os.pread(fd, min(st.st_size, limit), max(0, st.st_size - limit)).split(b"\n")
     finally:
         os.close(fd)
+
+
+RESULT_TAIL = 8 << 20  # a toolResult is among a file's last lines: past 8 MB of later lines it is not looked for
+
+
+def result_entry(path: str, call_id: str, limit: int = RESULT_TAIL) -> dict[str, Any] | None:
+    """The entry of the toolResult pi wrote for ``call_id`` in the session file ``path``, the last
+    one in its last ``limit`` bytes (its ``message`` a dict); ``None``: none there, or the file
+    cannot be read. Each line goes through the one bounded parse."""
+    needle = json.dumps(call_id, ensure_ascii=False).encode()  # (as JSON.stringify writes it)
+    try:
+        lines = last_lines(path, limit)
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if needle not in line or b'"toolResult"' not in line:
+            continue
+        try:
+            entry = codec.loads(line)
+        except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if isinstance(message, dict) and message.get("role") == "toolResult" and message.get("toolCallId") == call_id:
+            found: dict[str, Any] = entry
+            return found
+    return None
 
 
 def read_head(fd: int, size: int) -> tuple[bytes, int]:

@@ -17,7 +17,6 @@ checks that what pi recorded is that answer.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -39,7 +38,6 @@ from notifier.companion import (
     question_of,
 )
 from notifier.config import Config
-from notifier.core import codec
 from notifier.core.board import startup_key
 from notifier.core.codec import question_token
 from notifier.core.commands import Answer, Goto
@@ -75,7 +73,7 @@ from notifier.system.tmux import (
     unread_input,
     version,
 )
-from notifier.tail import last_lines
+from notifier.tail import result_entry
 
 # ---- the session file as the judge ----
 
@@ -157,28 +155,11 @@ def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     return any(predicate() for _ in polls(timeout))
 
 
-TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
-
-
 def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
-    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found).
-    Each line goes through the one bounded parse."""
-    needle = json.dumps(call_id).encode()
-    try:
-        lines = last_lines(path, TAIL_BYTES)
-    except OSError:
-        return None
-    for line in reversed(lines):
-        if needle not in line or b'"toolResult"' not in line:
-            continue
-        try:
-            entry = codec.loads(line)
-        except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
-            continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if isinstance(message, dict) and message.get("role") == "toolResult" and message.get("toolCallId") == call_id:
-            return result_text(message.get("content")), message.get("details")
-    return None
+    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found)."""
+    entry = result_entry(path, call_id)
+    message = entry["message"] if entry is not None else None
+    return None if message is None else (result_text(message.get("content")), message.get("details"))
 
 
 # ---- the driver: one checked key at a time ----

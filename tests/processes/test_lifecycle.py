@@ -156,6 +156,37 @@ def test_history_records_the_wait(tmp_path: Path) -> None:
     assert log_file.exists()
 
 
+def test_history_records_how_a_question_ended_while_no_app_ran(tmp_path: Path) -> None:
+    """Questions the app saw asked and that ended while it was stopped: the next start records
+    each as pi wrote its end, when it ended and the answer; one whose call pi never ended (a
+    user's message superseded it) stays open; one still asked stays open."""
+    sessions = tmp_path / "sessions"
+    files = {name: sessions / "--home-dev-later--" / f"{name}.jsonl" for name in ("a", "c", "s", "w")}
+    for f in files.values():
+        append(f, header("/home/dev/later"), user())
+    run = ("run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
+    asked_at = time.time() - 60
+    with AppProcess(*run) as app:
+        app.wait("ready")
+        for name, f in files.items():
+            append(f, ask(f"q-{name}", f"Which {name}?", options=["Kafka", "Redis"], at=asked_at))
+        app.wait("needs_input", 4)
+    # while no app runs: one answered (an answer that holds a word of cancelling), one cancelled,
+    # one superseded by the user's next message, one still asked
+    append(files["a"], answer("q-a", "User selected: 1. Kafka", at=asked_at + 7.5))
+    append(files["c"], answer("q-c", "User cancelled the selection", details={"answer": None}, at=asked_at + 3))
+    append(files["s"], user("never mind"))
+    with AppProcess(*run) as app:
+        app.wait("ready")
+    out = cli("history", "--json")
+    assert out.returncode == 0, out.stderr
+    got = {q["question"]["tool_call_id"]: q for q in json.loads(out.stdout)["questions"]}
+    assert (got["q-a"]["outcome"], got["q-a"]["answer"]) == ("answered", "User selected: 1. Kafka")
+    assert got["q-a"]["waited_s"] == pytest.approx(7.5, abs=0.01) and got["q-a"]["resolved_at"].endswith("Z")
+    assert (got["q-c"]["outcome"], got["q-c"]["waited_s"]) == ("cancelled", pytest.approx(3, abs=0.01))
+    assert got["q-s"]["outcome"] is None and got["q-w"]["outcome"] is None and got["q-w"]["resolved_at"] is None
+
+
 def test_history_empty_and_bad_since() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "notifier", "history"], capture_output=True, text=True, timeout=30
