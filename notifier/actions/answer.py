@@ -353,8 +353,9 @@ def _after(
 ) -> tuple[Seen, list[Step] | None]:
     """The first look after ``step``'s key that shows its effect (``step.expect`` and the state
     ``following`` needs, or a form's next question highlighted elsewhere: then its keys from
-    that row by ``reroute``). A look as before the key is looked again; Refused at once when the question's
-    dialog is gone or another's, or after a few seconds without the key's effect."""
+    that row by ``reroute``). A look as before the key is looked again; Refused when the
+    question's dialog is gone or drawn otherwise for a frame's time (:func:`lasting`; another
+    question's: at once), or after a few seconds without the key's effect."""
     for _ in polls(STEP_TIMEOUT_S, 0.001, 0.05):
         seen = look()
         gone = not_ours(seen.dialog, question, following)
