@@ -196,14 +196,20 @@ class Database:
         with self._lock:
             return select(self._memory, sql, args)
 
-    def _query(self, sql: str, args: Iterable[Any] = ()) -> list[Row]:
-        """Rows of the file once what waits is written (up to 2 s), or of memory without a file;
-        none while the file cannot be read."""
+    def _query(self, sql: str, args: Iterable[Any] = (), wait: bool = True) -> list[Row]:
+        """Rows of the file once what waits is written (up to 2 s; ``wait`` False: as it is now,
+        none while another thread writes it), or of memory without a file; none while the file
+        cannot be read."""
         if self.path is None:
             return self._read(sql, args)
-        self.flush(2.0)
-        with self._file_lock:
+        if wait:
+            self.flush(2.0)
+        if not self._file_lock.acquire(blocking=wait):
+            return []
+        try:
             return select(self._file, sql, args, self.path)
+        finally:
+            self._file_lock.release()
 
     @contextlib.contextmanager
     def together(self) -> Iterator[None]:
@@ -700,7 +706,7 @@ class Store(Database):
         (an extension's dialog, a call pi superseded) stays open. Only the newest
         :data:`SETTLED_AT_START` are looked up: each is a read of its file's end."""
         local = {s.ref.key: s for s in snapshot.sessions if s.ref.host is None}
-        rows = self._query(OPEN)
+        rows = self._query(OPEN, wait=False)  # (the engine's thread: never waiting for the file)
         looked = 0
         with self.together():
             for file, call_id, tool, text, options, asked_at in rows:
