@@ -109,6 +109,42 @@ def test_a_dialog_gone_for_a_frame_is_pi_drawing_one_gone_for_longer_stops_the_a
     assert "recorded an end" in refused(pi) and pi.sent == [("Down",)]
 
 
+def test_a_first_look_caught_mid_frame_is_looked_at_again(tmp_path: Path) -> None:
+    """The whole tmux path (the first look, the keys, pi's record read back), its first capture
+    taken while pi draws the dialog: looked at again, not refused as no dialog."""
+    from notifier.actions.answer import Request, by_keys
+    from notifier.config import Config
+    from notifier.sessions import OneFileReader, engine_options
+    from tests.writer import answer, append, ask, header, user
+
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user(), ask("call_A", "Delete the branch?", options=["Keep", "Delete"]))
+    options = engine_options(Config())
+    reader = OneFileReader(str(f), options.catalog)
+    reader.read()
+    view = reader.view()
+    assert view is not None
+    torn = "\n".join(screen().splitlines()[:4])  # (its rows and help line not drawn yet)
+    assert find_dialog(torn) is None
+    screens = iter([torn, screen(), screen(), screen(cursor=1)])
+    last = [torn]
+    sent: list[tuple[str, ...]] = []
+
+    def capture() -> str:
+        last[0] = next(screens, last[0])
+        return last[0]
+
+    def send(step: Step, seen: Seen) -> bool:
+        sent.append(step.keys)
+        if step.keys == ("Enter",):
+            append(f, answer("call_A", "User selected: 2. Delete", details={"answer": "Delete"}))
+        return True
+
+    req = Request(options, view, view.pending[0], ["2"], None, 5.0)
+    done = by_keys(req, req.judge(), capture, send, "here")
+    assert sent == [("Down",), ("Enter",)] and done.outcome == "answered"
+
+
 def test_the_file_must_have_the_question_waiting_alone_before_each_key() -> None:
     pi = Pi([screen(), screen(cursor=1)], file=[None, "pi has asked another question since ('Delete the database?')"])
     said = refused(pi)
