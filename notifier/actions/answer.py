@@ -326,12 +326,16 @@ def _send_checked(
     """Send ``step`` onto the look ``seen`` once it is this question's dialog in the state the
     step needs and the file has the question waiting alone (a look the carrier found changed by
     the time of the key: looked at again, three times at most); the look it was sent onto."""
+
+    def not_now(s: Seen) -> str | None:
+        return not_ours(s.dialog, question, step) or (unready(s.dialog, step) if s.dialog is not None else None)
+
     for _ in range(3):
-        seen, gone = lasting(look, seen, lambda s: not_ours(s.dialog, question, step), question)
+        seen, why = lasting(look, seen, not_now, question)
+        gone = not_ours(seen.dialog, question, step)
         if gone is not None:
             raise _stopped(gone, typed, gone=bool(typed))
-        assert seen.dialog is not None
-        reason = unready(seen.dialog, step) or waits()
+        reason = why or waits()
         if reason is not None:
             raise _stopped(reason, typed, gone=False)
         try:

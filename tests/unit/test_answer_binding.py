@@ -159,6 +159,9 @@ def test_a_screen_changed_under_the_carrier_is_looked_at_again() -> None:
     assert refused(pi).endswith("nothing was typed") and pi.sent == []
     pi = Pi([screen(), screen(), screen(cursor=1)], refuse=1)
     assert run(pi) == [("Down",), ("Enter",)]
+    # ... and that look caught pi mid-frame, its highlight drawn on no row yet: looked at again
+    torn = screen().replace("> 1. Keep", "  1. Keep")
+    assert run(Pi([screen(), torn, screen(), screen(cursor=1)], refuse=1)) == [("Down",), ("Enter",)]
     # a screen that keeps changing: given up, nothing typed
     assert "kept changing" in refused(Pi([screen()], refuse=5))
 
