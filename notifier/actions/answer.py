@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -44,6 +45,7 @@ from notifier.core.commands import Answer, Goto
 from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition
 from notifier.core.text import clean
 from notifier.pi.keys import (
+    LAYOUTS,
     Plan,
     Step,
     Unsupported,
@@ -635,6 +637,38 @@ def by_companion(req: Request) -> Answered | None:
     return by_keys(req, req.judge(), mirrored, send, "in pi's dialog")
 
 
+INPUT_MARGIN = 5  # the columns of a pane an open input does not write text in (its indent, the cursor's)
+
+
+def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
+    """Why a terminal pane cannot show the question's dialog whole once the plan opens its text
+    input (``None``: it can, or what that input adds is not known). A dialog at the bottom of a
+    pane grows into the empty rows below pi's last line, then into the rows above it; past them
+    its first lines, the question's text among them, scroll away, and no look can bind a key to
+    the question any more: so nothing is typed."""
+    layout = LAYOUTS.get(dialog.variant)
+    texts = [step.paste for step in plan.steps if step.paste is not None]
+    if layout is None or layout.input_rows is None or not texts:
+        return None
+    lines = screen.splitlines()
+    inner = max(1, max(map(len, lines), default=0) - INPUT_MARGIN)
+    wrapped = max(sum(-(-(_columns(part) + 1) // inner) for part in text.split("\n")) for text in texts)
+    need = layout.input_rows + wrapped
+    filled = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
+    room = dialog.top + len(lines) - filled
+    if room >= need:
+        return None
+    return (
+        f"the pane ({len(lines)} rows) is too short for the question's dialog with its text input open"
+        f" ({need} more rows, {room} free): make it taller, or answer in the terminal (pi-notifier goto)"
+    )
+
+
+def _columns(text: str) -> int:
+    """The columns a terminal gives ``text`` (a wide character: two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def by_keys(
     req: Request,
     judge: AnswerJudge,
@@ -642,10 +676,12 @@ def by_keys(
     send: Send,
     where: str,
     keys_read: Callable[[], bool] | None = None,
+    terminal: bool = False,
 ) -> Answered:
     """The one way keys answer: the question's dialog read off ``screen`` (a tmux pane's, or the
     companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
-    it (:func:`drive`), then pi's record checked (:func:`check_recorded`)."""
+    it (:func:`drive`), then pi's record checked (:func:`check_recorded`). ``terminal``: the
+    screen is a pane's, whose rows bound the dialog (:func:`no_room`)."""
     question = req.question
     found, reason = None, None
     for _ in polls(FRAME_S, 0.002, 0.05):  # (what stops it must last: the first capture may be mid-frame)
@@ -660,6 +696,9 @@ def by_keys(
         raise Refused(f"{reason}; nothing was typed")
     find, dialog = found
     steps = plan_for(dialog, question, req.choices, req.text)
+    short = no_room(dialog, steps, first) if terminal and first is not None else None
+    if short:
+        raise Refused(f"{short}; nothing was typed")
 
     def look() -> Seen:
         now = screen()
@@ -711,6 +750,7 @@ def by_tmux(req: Request, neighbours: Sequence[SessionView] = ()) -> Answered:
     return by_keys(
         req, judge, lambda: capture(pane), lambda step, seen: send(pane, step, seen),
         f"in tmux pane {clean(pane.pane)}", keys_read=lambda: tty is None or unread_input(tty) in (0, None),
+        terminal=True,
     )  # fmt: skip
 
 

@@ -157,6 +157,9 @@ class Layout:
     review_prompt: str | None = None  # the review's line that says Enter submits
     review_says: tuple[str, ...] = ()  # what it shows of each question answered: {head}{labels} {label} {start}
     review_reads: bool = False  # a form's review read as a list's (:func:`review_mismatch`)
+    # The rows its free-text input adds to the dialog as it opens, besides the text's own lines
+    # (a blank, "Your answer:", the editor's two borders); None: not known.
+    input_rows: int | None = None
 
 
 _EDITOR = "Your answer:"
@@ -167,12 +170,12 @@ _SUBMIT = "Press Enter to submit"
 LAYOUTS: dict[str, Layout] = {
     "question": Layout(
         "question", "{n}. {label}", "{n}. Type something.", in_order=True, boxes=False, multi=False,
-        forms=False, editor=_EDITOR, lines=True,
+        forms=False, editor=_EDITOR, lines=True, input_rows=4,
     ),
     "questionnaire": Layout(
         "questionnaire", "{n}. {label}", "{n}. Type something.", other_if_asked=True, in_order=True, boxes=False,
         submits=True, multi=False, editor=_EDITOR, lines=True, review="Ready to submit", review_prompt=_SUBMIT,
-        review_says=("{head}{labels}",),
+        review_says=("{head}{labels}",), input_rows=4,
     ),
     "pi-ask": Layout(
         "pi-ask", "{label}{note}", PI_ASK_OTHER, in_order=True, boxes=False, toggle="Space", submits=True,

@@ -145,6 +145,34 @@ def test_a_first_look_caught_mid_frame_is_looked_at_again(tmp_path: Path) -> Non
     assert sent == [("Down",), ("Enter",)] and done.outcome == "answered"
 
 
+def test_a_text_answer_is_refused_before_any_key_where_the_pane_cannot_show_its_input() -> None:
+    """The input a text answer opens makes the dialog taller (here 4 rows and its text's): where
+    neither the empty rows below pi's last line nor the rows above the dialog take that, the
+    question's text would scroll away and no look could bind a key to it; a choice needs no room."""
+    from notifier.actions.answer import no_room
+    from notifier.pi.keys import plan_for
+
+    def room(above: int, below: int, text: str | None = "DuckDB", width: int = 60) -> str | None:
+        rows = ["chat"] * above + screen().replace("─" * 60, "─" * width).splitlines() + [""] * below
+        pane = "".join(row + "\n" for row in rows)  # (as tmux captures a pane: a line each)
+        found = find_dialog(pane)
+        assert found is not None
+        return no_room(found, plan_for(found, A, [] if text else ["2"], text), pane)
+
+    top = find_dialog(screen())
+    assert top is not None and top.top == 2  # (above its text: pi's tool line and the dialog's rule)
+    assert room(3, 0) is None and room(2, 0) is not None  # 5 rows: 4, and the text's 1
+    assert room(0, 3) is None and room(1, 2) is None and room(0, 2) is not None
+    said = room(0, 0)
+    assert said is not None and "too short" in said and "(5 more rows, 2 free)" in said
+    assert room(0, 0, text=None) is None  # (a choice opens nothing)
+    # a text wraps in the input: 120 characters take 3 lines at 60 columns, 2 at 120
+    assert room(5, 0, "x" * 120) is None and room(4, 0, "x" * 120) is not None
+    assert room(4, 0, "x" * 120, width=120) is None and room(3, 0, "x" * 120, width=120) is not None
+    # a wide character takes two columns
+    assert room(5, 0, "字" * 60) is None and room(4, 0, "字" * 60) is not None
+
+
 def test_the_file_must_have_the_question_waiting_alone_before_each_key() -> None:
     pi = Pi([screen(), screen(cursor=1)], file=[None, "pi has asked another question since ('Delete the database?')"])
     said = refused(pi)
