@@ -158,7 +158,8 @@ class Layout:
     review_says: tuple[str, ...] = ()  # what it shows of each question answered: {head}{labels} {label} {start}
     review_reads: bool = False  # a form's review read as a list's (:func:`review_mismatch`)
     # The rows its free-text input adds to the dialog as it opens, besides the text's own lines
-    # (a blank, "Your answer:", the editor's two borders); None: not known.
+    # (question: a blank, "Your answer:", the editor's two borders; questionnaire: those, and its
+    # help line and a blank in place of one help line; from their render code); None: not known.
     input_rows: int | None = None
 
 
@@ -175,7 +176,7 @@ LAYOUTS: dict[str, Layout] = {
     "questionnaire": Layout(
         "questionnaire", "{n}. {label}", "{n}. Type something.", other_if_asked=True, in_order=True, boxes=False,
         submits=True, multi=False, editor=_EDITOR, lines=True, review="Ready to submit", review_prompt=_SUBMIT,
-        review_says=("{head}{labels}",), input_rows=4,
+        review_says=("{head}{labels}",), input_rows=5,
     ),
     "pi-ask": Layout(
         "pi-ask", "{label}{note}", PI_ASK_OTHER, in_order=True, boxes=False, toggle="Space", submits=True,
