@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import textwrap
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -638,6 +639,8 @@ def by_companion(req: Request) -> Answered | None:
 
 
 INPUT_MARGIN = 5  # the columns of a pane an open input does not write text in (its indent, the cursor's)
+# pi's editor shows at most this many lines of its text (5, or 30% of the terminal's rows), scrolling the rest
+EDITOR_LINES = (5, 0.3)
 
 
 def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
@@ -652,8 +655,9 @@ def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
         return None
     lines = screen.splitlines()
     inner = max(1, max(map(len, lines), default=0) - INPUT_MARGIN)
-    wrapped = max(sum(-(-(_columns(part) + 1) // inner) for part in text.split("\n")) for text in texts)
-    need = layout.input_rows + wrapped
+    wrapped = max(sum(_wrapped(part, inner) for part in text.split("\n")) for text in texts)
+    least, share = EDITOR_LINES
+    need = layout.input_rows + min(wrapped, max(least, int(len(lines) * share)))
     filled = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
     room = dialog.top + len(lines) - filled
     if room >= need:
@@ -664,9 +668,11 @@ def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
     )
 
 
-def _columns(text: str) -> int:
-    """The columns a terminal gives ``text`` (a wide character: two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+def _wrapped(line: str, width: int) -> int:
+    """The lines ``line`` takes in an input ``width`` columns wide, wrapped at words (a wide
+    character: two columns) with the cursor after it; at least one."""
+    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+    return max(-(-(columns + 1) // width), len(textwrap.wrap(line, width)))
 
 
 def by_keys(

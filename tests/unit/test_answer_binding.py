@@ -171,6 +171,12 @@ def test_a_text_answer_is_refused_before_any_key_where_the_pane_cannot_show_its_
     assert room(4, 0, "x" * 120, width=120) is None and room(3, 0, "x" * 120, width=120) is not None
     # a wide character takes two columns
     assert room(5, 0, "字" * 60) is None and room(4, 0, "字" * 60) is not None
+    # words wrap whole: three words of 30 letters take 3 lines at 60 columns, not 2
+    words = " ".join(c * 30 for c in "abc")
+    assert room(5, 0, words) is None and room(4, 0, words) is not None
+    # pi's editor shows 5 lines of a long text (30% of a taller pane's rows), scrolling the rest
+    assert room(7, 0, "x" * 20000) is None and room(6, 0, "x" * 20000) is not None
+    assert "(9 more rows, 2 free)" in (room(0, 0, "x" * 20000) or "")
 
 
 def test_the_file_must_have_the_question_waiting_alone_before_each_key() -> None:
