@@ -499,8 +499,8 @@ def _typed(layout: Layout, item: QuestionItem, text: str, rows: Rows) -> Plan:
         )
     if rows.other is None:
         raise Unsupported(
-            "this dialog shows no row for a typed answer (no free-text row such as 'Other' or 'Type something'):"
-            " answer it there"
+            "this dialog shows no row for a typed answer (no free-text row such as 'Other' or 'Type something';"
+            " a list scrolled to fit a short pane may hide it): answer it there; nothing was typed"
         )
     if rows.cursor is None:
         raise Unsupported(_NO_CURSOR)
