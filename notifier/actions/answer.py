@@ -20,9 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import textwrap
 import time
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -46,13 +44,13 @@ from notifier.core.commands import Answer, Goto
 from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition
 from notifier.core.text import clean
 from notifier.pi.keys import (
-    LAYOUTS,
     Plan,
     Step,
     Unsupported,
     UsageError,
     check_screen,
     check_usage,
+    no_room,
     not_ours,
     opened,
     options_said,
@@ -638,43 +636,6 @@ def by_companion(req: Request) -> Answered | None:
     return by_keys(req, req.judge(), mirrored, send, "in pi's dialog")
 
 
-INPUT_MARGIN = 5  # the columns of a pane an open input does not write text in (its indent, the cursor's)
-# pi's editor shows at most this many lines of its text (5, or 30% of the terminal's rows), scrolling the rest
-EDITOR_LINES = (5, 0.3)
-
-
-def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
-    """Why a terminal pane cannot show the question's dialog whole once the plan opens its text
-    input (``None``: it can, or what that input adds is not known). A dialog at the bottom of a
-    pane grows into the empty rows below pi's last line, then into the rows above it; past them
-    its first lines, the question's text among them, scroll away, and no look can bind a key to
-    the question any more: so nothing is typed."""
-    layout = LAYOUTS.get(dialog.variant)
-    texts = [step.paste for step in plan.steps if step.paste is not None]
-    if layout is None or layout.input_rows is None or not texts:
-        return None
-    lines = screen.splitlines()
-    inner = max(1, max(map(len, lines), default=0) - INPUT_MARGIN)
-    wrapped = max(sum(_wrapped(part, inner) for part in text.split("\n")) for text in texts)
-    least, share = EDITOR_LINES
-    need = layout.input_rows + min(wrapped, max(least, int(len(lines) * share)))
-    filled = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
-    room = dialog.top + len(lines) - filled
-    if room >= need:
-        return None
-    return (
-        f"the pane ({len(lines)} rows) is too short for the question's dialog with its text input open"
-        f" ({need} more rows, {room} free): make it taller, or answer in the terminal (pi-notifier goto)"
-    )
-
-
-def _wrapped(line: str, width: int) -> int:
-    """The lines ``line`` takes in an input ``width`` columns wide, wrapped at words (a wide
-    character: two columns) with the cursor after it; at least one."""
-    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
-    return max(-(-(columns + 1) // width), len(textwrap.wrap(line, width)))
-
-
 def by_keys(
     req: Request,
     judge: AnswerJudge,
@@ -687,7 +648,7 @@ def by_keys(
     """The one way keys answer: the question's dialog read off ``screen`` (a tmux pane's, or the
     companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
     it (:func:`drive`), then pi's record checked (:func:`check_recorded`). ``terminal``: the
-    screen is a pane's, whose rows bound the dialog (:func:`no_room`)."""
+    screen is a pane's, whose rows bound the dialog (:func:`~notifier.pi.keys.no_room`)."""
     question = req.question
     found, reason = None, None
     for _ in polls(FRAME_S, 0.002, 0.05):  # (what stops it must last: the first capture may be mid-frame)

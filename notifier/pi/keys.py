@@ -12,12 +12,15 @@ key per row to each chosen row, each bound to the row it leaves, ticked where th
 confirmed (a free-text row, a form's questions in turn, its review step). What the screen does
 not show is data, one :class:`Layout` per kind of dialog: a list read off the screen
 (:func:`plan_list`: what its help line and tab bar say), or a layout known by its help line
-(:data:`LAYOUTS`, :func:`plan`); :func:`plan_for` picks by the dialog read.
+(:data:`LAYOUTS`, :func:`plan`); :func:`plan_for` picks by the dialog read. A typed answer
+first needs room for the input it opens, where the screen is a terminal's (:func:`no_room`).
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -737,6 +740,43 @@ def _rows_unready(now: Rows, step: Step) -> str | None:
         want = clean(step.cursor_text, 60) if step.cursor_text is not None else f"row {step.cursor + 1}"
         return f"the dialog's cursor was moved: the highlighted row is {clean(shown, 60)!r}, not {want!r}"
     return None
+
+
+INPUT_MARGIN = 5  # the columns of a pane an open input does not write text in (its indent, the cursor's)
+# pi's editor shows at most this many lines of its text (5, or 30% of the terminal's rows), scrolling the rest
+EDITOR_LINES = (5, 0.3)
+
+
+def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
+    """Why a terminal pane cannot show the question's dialog whole once the plan opens its text
+    input (``None``: it can, or what that input adds is not known). A dialog at the bottom of a
+    pane grows into the empty rows below pi's last line, then into the rows above it; past them
+    its first lines, the question's text among them, scroll away, and no look can bind a key to
+    the question any more: so nothing is typed."""
+    layout = LAYOUTS.get(dialog.variant)
+    texts = [step.paste for step in plan.steps if step.paste is not None]
+    if layout is None or layout.input_rows is None or not texts:
+        return None
+    lines = screen.splitlines()
+    inner = max(1, max(map(len, lines), default=0) - INPUT_MARGIN)
+    wrapped = max(sum(_wrapped(part, inner) for part in text.split("\n")) for text in texts)
+    least, share = EDITOR_LINES
+    need = layout.input_rows + min(wrapped, max(least, int(len(lines) * share)))
+    filled = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
+    room = dialog.top + len(lines) - filled
+    if room >= need:
+        return None
+    return (
+        f"the pane ({len(lines)} rows) is too short for the question's dialog with its text input open"
+        f" ({need} more rows, {room} free): make it taller, or answer in the terminal (pi-notifier goto)"
+    )
+
+
+def _wrapped(line: str, width: int) -> int:
+    """The lines ``line`` takes in an input ``width`` columns wide, wrapped at words (a wide
+    character: two columns) with the cursor after it; at least one."""
+    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+    return max(-(-(columns + 1) // width), len(textwrap.wrap(line, width)))
 
 
 def not_ours(dialog: Dialog | None, question: Question, step: Step) -> str | None:

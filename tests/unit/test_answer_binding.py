@@ -149,8 +149,7 @@ def test_a_text_answer_is_refused_before_any_key_where_the_pane_cannot_show_its_
     """The input a text answer opens makes the dialog taller (here 4 rows and its text's): where
     neither the empty rows below pi's last line nor the rows above the dialog take that, the
     question's text would scroll away and no look could bind a key to it; a choice needs no room."""
-    from notifier.actions.answer import no_room
-    from notifier.pi.keys import plan_for
+    from notifier.pi.keys import no_room, plan_for
 
     def room(above: int, below: int, text: str | None = "DuckDB", width: int = 60) -> str | None:
         rows = ["chat"] * above + screen().replace("─" * 60, "─" * width).splitlines() + [""] * below
