@@ -742,9 +742,14 @@ def _rows_unready(now: Rows, step: Step) -> str | None:
     return None
 
 
-INPUT_MARGIN = 5  # the columns of a pane an open input does not write text in (its indent, the cursor's)
-# pi's editor shows at most this many lines of its text (5, or 30% of the terminal's rows), scrolling the rest
+# How pi's editor (pi-tui's, in pi's question and questionnaire dialogs) draws a text, from its
+# render and paste code (0.73.1 and 1.6.0 alike): wrapped at words, this many columns of the
+# pane left out (the dialog's indent, and one kept for the cursor); at most max(5, 30% of the
+# terminal's rows) lines shown, the rest scrolled; a paste of over 1000 characters (UTF-16
+# units) or over 10 lines shown as a one-line marker ("[paste #1 1234 chars]").
+INPUT_MARGIN = 3
 EDITOR_LINES = (5, 0.3)
+PASTE_MARKER = (1000, 10)
 
 
 def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
@@ -759,9 +764,9 @@ def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
         return None
     lines = screen.splitlines()
     inner = max(1, max(map(len, lines), default=0) - INPUT_MARGIN)
-    wrapped = max(sum(_wrapped(part, inner) for part in text.split("\n")) for text in texts)
     least, share = EDITOR_LINES
-    need = layout.input_rows + min(wrapped, max(least, int(len(lines) * share)))
+    shown = max(min(_editor_lines(text, inner), max(least, int(len(lines) * share))) for text in texts)
+    need = layout.input_rows + shown
     filled = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
     room = dialog.top + len(lines) - filled
     if room >= need:
@@ -772,11 +777,18 @@ def no_room(dialog: Dialog, plan: Plan, screen: str) -> str | None:
     )
 
 
+def _editor_lines(text: str, width: int) -> int:
+    """The lines pi's editor takes for ``text`` pasted into it, ``width`` columns wide: each line
+    wrapped at words (a wide character: two columns); a large paste its marker's one."""
+    chars, breaks = PASTE_MARKER
+    if len(text.encode("utf-16-le")) // 2 > chars or text.count("\n") + 1 > breaks:
+        return 1
+    return sum(_wrapped(part, width) for part in text.split("\n"))
+
+
 def _wrapped(line: str, width: int) -> int:
-    """The lines ``line`` takes in an input ``width`` columns wide, wrapped at words (a wide
-    character: two columns) with the cursor after it; at least one."""
     columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
-    return max(-(-(columns + 1) // width), len(textwrap.wrap(line, width)))
+    return max(1, -(-columns // width), len(textwrap.wrap(line, width)))
 
 
 def not_ours(dialog: Dialog | None, question: Question, step: Step) -> str | None:

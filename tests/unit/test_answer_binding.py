@@ -174,8 +174,12 @@ def test_a_text_answer_is_refused_before_any_key_where_the_pane_cannot_show_its_
     words = " ".join(c * 30 for c in "abc")
     assert room(5, 0, words) is None and room(4, 0, words) is not None
     # pi's editor shows 5 lines of a long text (30% of a taller pane's rows), scrolling the rest
-    assert room(7, 0, "x" * 20000) is None and room(6, 0, "x" * 20000) is not None
-    assert "(9 more rows, 2 free)" in (room(0, 0, "x" * 20000) or "")
+    assert room(7, 0, "x" * 1000) is None and room(6, 0, "x" * 1000) is not None
+    assert "(9 more rows, 2 free)" in (room(0, 0, "x" * 1000) or "")
+    assert room(7, 0, "\n".join("x" * 10)) is None and room(6, 0, "\n".join("x" * 10)) is not None
+    # ... and a paste of over 1000 characters (UTF-16 units) or 10 lines as a one-line marker
+    assert room(3, 0, "x" * 1001) is None and room(2, 0, "x" * 1001) is not None
+    assert room(3, 0, "\n".join("x" * 11)) is None and room(3, 0, "😀" * 501) is None
 
 
 def test_the_file_must_have_the_question_waiting_alone_before_each_key() -> None:
