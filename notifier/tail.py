@@ -25,6 +25,7 @@ import json
 import logging
 import operator
 import os
+import re
 import stat
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -328,7 +329,9 @@ def result_entry(path: str, call_id: str, limit: int = RESULT_TAIL) -> dict[str,
     """The entry of the toolResult pi wrote for ``call_id`` in the session file ``path``, the last
     one in its last ``limit`` bytes (its ``message`` a dict); ``None``: none there, or the file
     cannot be read. Each line goes through the one bounded parse."""
-    needle = json.dumps(call_id, ensure_ascii=False).encode()  # (as JSON.stringify writes it)
+    # (as JSON.stringify writes it: UTF-8, a lone surrogate as its \u escape)
+    quoted = json.dumps(call_id, ensure_ascii=False)
+    needle = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m[0]):04x}", quoted).encode()
     try:
         lines = last_lines(path, limit)
     except OSError:

@@ -127,3 +127,23 @@ def test_other_lines_are_parsed_whole() -> None:
     for line in others:
         assert result_events(line, CATALOG, 7.0) is None, line
     assert result_events(_pi_line(result), CATALOG, 7.0) is not None
+
+
+def test_a_calls_result_is_found_in_its_file_whatever_its_id(tmp_path: Path) -> None:
+    """`tail.result_entry` (answer's read-back, the history after a stop): the toolResult of a
+    call id as pi writes it, JSON.stringify's way (UTF-8, a lone surrogate as its escape), among
+    others' results; none for an id pi never ended."""
+    from notifier.tail import result_entry
+
+    def result(call: str, text: str) -> bytes:
+        quoted = json.dumps(call, ensure_ascii=False).replace("\ud800", "\\ud800")  # (as JSON.stringify)
+        body = json.dumps({"role": "toolResult", "content": [{"type": "text", "text": text}]})[1:]
+        return f'{{"type":"message","message":{{"toolCallId":{quoted},{body}}}\n'.encode()
+
+    f = tmp_path / "s.jsonl"
+    ids = ["call_1", "é-ü 字", "lone\ud800x", 'a"b\\c']
+    f.write_bytes(b"".join(result(call, f"answer {n}") for n, call in enumerate(ids)))
+    for n, call in enumerate(ids):
+        entry = result_entry(str(f), call)
+        assert entry is not None and entry["message"]["content"][0]["text"] == f"answer {n}", call
+    assert result_entry(str(f), "call_2") is None and result_entry(str(tmp_path / "gone.jsonl"), "call_1") is None
