@@ -40,7 +40,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
-from notifier.core.codec import HISTORY_COLUMNS, OPTION_SEPARATOR, history_row, sane_time
+from notifier.core.codec import HISTORY_COLUMNS, history_entry, history_row, sane_time
 from notifier.core.model import Option, Question, QuestionItem, Snapshot, Transition
 from notifier.core.planner import Silences
 from notifier.core.text import clean
@@ -512,15 +512,16 @@ CREATE TABLE IF NOT EXISTS mutes (project TEXT PRIMARY KEY, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS history (
   file TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT, cwd TEXT, name TEXT,
   tool TEXT, text TEXT, header TEXT, options TEXT, count INTEGER,
-  asked_at REAL NOT NULL, resolved_at REAL, outcome TEXT, waited_s REAL, answer TEXT,
+  asked_at REAL NOT NULL, resolved_at REAL, outcome TEXT, waited_s REAL, answer TEXT, kind TEXT,
   PRIMARY KEY (file, call_id));
 CREATE INDEX IF NOT EXISTS history_asked ON history (asked_at);
 CREATE TABLE IF NOT EXISTS bubbles (owner TEXT NOT NULL, id INTEGER NOT NULL, file TEXT NOT NULL,
                                     call_id TEXT NOT NULL, PRIMARY KEY (owner, id, file, call_id));
 """
 # Columns that stores of older versions lack: reminders were not kept across restarts, answers
-# were not recorded. (Tables they lack, such as pushed, are made by the schema.)
-ADDED = (("notified", "reminders INTEGER NOT NULL DEFAULT 0"), ("history", "answer TEXT"))
+# were not recorded, nor a question's kind (a question tool's call, or an extension's dialog).
+# (Tables they lack, such as pushed, are made by the schema.)
+ADDED = (("notified", "reminders INTEGER NOT NULL DEFAULT 0"), ("history", "answer TEXT"), ("history", "kind TEXT"))
 # The tables the running app reads back, kept in memory. History is only written (``pi-notifier
 # history`` reads the file).
 KEPT = ("notified", "pushed", "snoozes", "mutes", "bubbles")
@@ -538,8 +539,8 @@ def _row_key(t: Transition) -> tuple[str, str]:
 RESOLVED = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
             " WHERE file = ? AND call_id = ? AND resolved_at IS NULL")
 ABANDONED = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL"
-OPEN = ("SELECT file, call_id, tool, text, options, asked_at FROM history"
-        " WHERE resolved_at IS NULL AND outcome IS NULL ORDER BY asked_at DESC LIMIT 1000")
+OPEN = (f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history"  # noqa: S608
+        " WHERE resolved_at IS NULL AND outcome IS NULL AND kind = 'question' ORDER BY asked_at DESC LIMIT 1000")
 SETTLED_AT_START = 20  # the open questions a start looks up in their files (each: a read of its end)
 
 ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<name>"), or all
@@ -687,7 +688,7 @@ class Store(Database):
         for column, limit in ROW_LIMITS.items():
             if isinstance(row.get(column), str):
                 row[column] = row[column][:limit]
-        row["asked_at"] = _time(t.question.asked_at)
+        row["asked_at"], row["kind"] = _time(t.question.asked_at), t.question.kind
         self._run(
             "history",
             f"INSERT OR IGNORE INTO history ({', '.join(row)}) VALUES ({','.join('?' * len(row))})",  # noqa: S608
@@ -703,13 +704,15 @@ class Store(Database):
         """The questions the history has open whose session, as the start-up read found it, no
         longer asks them ended while no app watched: each is recorded as pi wrote its end (the
         toolResult of its call: how it ended, when, the answer). One without a toolResult there
-        (an extension's dialog, a call pi superseded) stays open. Only the newest
-        :data:`SETTLED_AT_START` are looked up: each is a read of its file's end."""
+        (a call pi superseded) stays open, and so does an extension's dialog (the gated tool's
+        result is not its end). Only the newest :data:`SETTLED_AT_START` are looked up: each is
+        a read of its file's end."""
         local = {s.ref.key: s for s in snapshot.sessions if s.ref.host is None}
         rows = self._query(OPEN, wait=False)  # (the engine's thread: never waiting for the file)
         looked = 0
         with self.together():
-            for file, call_id, tool, text, options, asked_at in rows:
+            for row in rows:
+                file, call_id, asked = row[0], row[1], _time(row[HISTORY_COLUMNS.index("asked_at")])
                 view = local.get(file) if isinstance(file, str) and isinstance(call_id, str) else None
                 if view is None or any(q.tool_call_id == call_id for q in (*view.pending, *view.abandoned)):
                     continue
@@ -718,10 +721,9 @@ class Store(Database):
                 entry = result_entry(file, call_id)
                 if entry is None:
                     continue
-                labels = options.split(OPTION_SEPARATOR) if isinstance(options, str) else ()
-                item = QuestionItem(str(text), options=tuple(Option(o) for o in labels if o))
-                asked = _time(asked_at)  # (any stored value: one out of range is now)
-                outcome, answer = judge_result(entry["message"], Question(call_id, str(tool), (item,), asked))
+                q = history_entry(dict(zip(HISTORY_COLUMNS, row, strict=True)))["question"]
+                item = QuestionItem(q["text"], options=tuple(Option(o) for o in q["options"]))
+                outcome, answer = judge_result(entry["message"], Question(call_id, q["tool"] or "", (item,), asked))
                 waited = max(0.0, parse_time(entry.get("timestamp"), asked) - asked)
                 answer = answer[: ROW_LIMITS["answer"]] if answer is not None else None
                 self._run("history", RESOLVED, (asked + waited, outcome, waited, answer, file, call_id))

@@ -265,3 +265,25 @@ def test_a_huge_question_or_answer_keeps_one_bounded_history_row(tmp_path: Path)
     assert len(rows) == 3 and all(r["outcome"] == "answered" and len(r["answer"]) <= 4000 for r in rows)
     assert all(len(r["call_id"]) <= 512 and len(r["file"]) <= 4096 for r in rows)
     assert os.path.getsize(path) < 200_000
+
+
+def test_a_dialogs_history_row_is_not_ended_by_its_gated_tools_result(tmp_path: Path) -> None:
+    """At start the history looks up how its open questions ended in their files: a question
+    tool's call by its toolResult; an extension's dialog keyed by the call it gates is not ended
+    by that tool's result (the bash output is no answer to "Allow?")."""
+    from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
+    from tests.writer import answer, append, header, user
+
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user(), answer("call_q", "User selected: 1. Yes"), answer("call_b", "total 0", tool="bash"))
+    ref = SessionRef(str(f), "id", "/p", None)
+    store = Store(str(tmp_path / "state.db"))
+    asked = time.time() - 10
+    gate = Question("call_b", "bash", (QuestionItem("Allow rm -rf build?"),), asked, kind="dialog", dialog="select")
+    ask = Question("call_q", "question", (QuestionItem("Go on?"),), asked)
+    store.record([Transition("needs_input", ref, q, asked) for q in (gate, ask)])
+    store.settle(Snapshot((SessionView(ref, "working", (), (), None, asked),), asked))
+    rows = {r["call_id"]: r for r in store.history()}
+    store.close()
+    assert (rows["call_q"]["outcome"], rows["call_q"]["answer"]) == ("answered", "User selected: 1. Yes")
+    assert rows["call_b"]["outcome"] is None
