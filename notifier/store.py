@@ -542,6 +542,7 @@ ABANDONED = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id
 OPEN = (f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history"  # noqa: S608
         " WHERE resolved_at IS NULL AND outcome IS NULL AND kind = 'question' ORDER BY asked_at DESC LIMIT 1000")
 SETTLED_AT_START = 20  # the open questions a start looks up in their files (each: a read of its end)
+SETTLE_TAIL = 2 << 20  # the end of a file read for one (at most 40 MB a start, on the engine's thread)
 
 ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<name>"), or all
 PROJECT = "project:"
@@ -704,9 +705,9 @@ class Store(Database):
         """The questions the history has open whose session, as the start-up read found it, no
         longer asks them ended while no app watched: each is recorded as pi wrote its end (the
         toolResult of its call: how it ended, when, the answer). One without a toolResult there
-        (a call pi superseded) stays open, and so does an extension's dialog (the gated tool's
-        result is not its end). Only the newest :data:`SETTLED_AT_START` are looked up: each is
-        a read of its file's end."""
+        (a call pi superseded, or one followed by more than :data:`SETTLE_TAIL` of the file) stays
+        open, and so does an extension's dialog (the gated tool's result is not its end). Only the
+        newest :data:`SETTLED_AT_START` are looked up: each is a read of its file's end."""
         local = {s.ref.key: s for s in snapshot.sessions if s.ref.host is None}
         rows = self._query(OPEN, wait=False)  # (the engine's thread: never waiting for the file)
         looked = 0
@@ -718,7 +719,7 @@ class Store(Database):
                     continue
                 if (looked := looked + 1) > SETTLED_AT_START:
                     break
-                entry = result_entry(file, call_id)
+                entry = result_entry(file, call_id, SETTLE_TAIL)
                 if entry is None:
                     continue
                 q = history_entry(dict(zip(HISTORY_COLUMNS, row, strict=True)))["question"]
