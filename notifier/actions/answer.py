@@ -11,8 +11,8 @@ against, in the same step of the tmux server (``if-shell -F``, tmux >= 3.2).
 The driver (:func:`drive`): before each key, on a fresh look, the dialog must still be this
 question's in the state the plan expects, and the session file must have nothing asked or
 started after it; any other look ends the answer, saying what was typed: one showing another
-question at once, any other once looks for a frame's time (:data:`FRAME_S`) keep showing it. :func:`check_recorded` then
-checks that what pi recorded is that answer.
+question at once, any other once looks for a frame's time (:data:`FRAME_S`) keep showing it.
+:func:`check_recorded` then checks that what pi recorded is that answer.
 """
 
 from __future__ import annotations
@@ -159,8 +159,10 @@ def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
 def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
     """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found)."""
     entry = result_entry(path, call_id)
-    message = entry["message"] if entry is not None else None
-    return None if message is None else (result_text(message.get("content")), message.get("details"))
+    if entry is None:
+        return None
+    message = entry["message"]
+    return result_text(message.get("content")), message.get("details")
 
 
 # ---- the driver: one checked key at a time ----
