@@ -263,8 +263,11 @@ def unreadable(question: Question, where: str) -> Refused:
     )
 
 
-def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
-    """The one line when an answer stops: why, and exactly what was typed for it."""
+def _stopped(reason: str, typed: list[str], gone: bool, seen: Seen | None) -> Refused:
+    """The one line when an answer stops: why, and exactly what was typed for it; the last look
+    ``seen`` goes to the debug log (``-v``), whatever the reason."""
+    lines = seen.dialog.lines if seen is not None and seen.dialog is not None else None
+    log.debug("stopped after %s: %s; the dialog seen: %s", _said(typed), reason, lines)
     if not typed:
         return Refused(f"{reason}; nothing was typed")
     if gone:
@@ -316,7 +319,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, waits: Waits) 
             # (a form's later question may open with its highlight elsewhere: its keys from there)
             opens = nxt.item is not None and nxt.cursor is not None and step.item not in (None, nxt.item)
             reroute = partial(plan.from_row, nxt.item) if opens and plan.from_row and nxt.item is not None else None
-            seen, again = _after(look, question, step, nxt, typed, reroute)
+            seen, again = _after(look, question, step, nxt, typed, waits, reroute)
             if again is not None and reroute is not None and nxt.cursor is not None:
                 steps[i + 1 : i + 1 + len(reroute(nxt.cursor))] = again
         i += 1
@@ -337,17 +340,17 @@ def _send_checked(
         seen, why = lasting(look, seen, not_now, question)
         gone = not_ours(seen.dialog, question, step)
         if gone is not None:
-            raise _stopped(gone, typed, gone=bool(typed))
+            raise _stopped(gone, typed, gone=bool(typed), seen=seen)
         reason = why or waits()
         if reason is not None:
-            raise _stopped(reason, typed, gone=False)
+            raise _stopped(reason, typed, gone=False, seen=seen)
         try:
             if (not step.keys and step.paste is None) or send(step, seen):
                 return seen
         except Refused as exc:
-            raise _stopped(str(exc), typed, gone=False) from None
+            raise _stopped(str(exc), typed, gone=False, seen=seen) from None
         seen = look()
-    raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
+    raise _stopped("the screen kept changing between the look and the key", typed, gone=False, seen=seen)
 
 
 def _after(
@@ -356,11 +359,13 @@ def _after(
     step: Step,
     following: Step,
     typed: list[str],
+    waits: Waits,
     reroute: Callable[[int], list[Step]] | None = None,
 ) -> tuple[Seen, list[Step] | None]:
     """The first look after ``step``'s key that shows its effect (``step.expect`` and the state
     ``following`` needs, or a form's next question highlighted elsewhere: then its keys from
-    that row by ``reroute``). A look as before the key is looked again; Refused when the
+    that row by ``reroute``). A look without it is looked again, unless the file says pi moved
+    on (``waits``: the user answered in the terminal meanwhile); Refused when the
     question's dialog is gone or drawn otherwise for a frame's time (:func:`lasting`; another
     question's: at once), or after a few seconds without the key's effect."""
     for _ in polls(STEP_TIMEOUT_S, 0.001, 0.05):
@@ -375,7 +380,9 @@ def _after(
             again = reroute(row) if moved and reroute and row not in (None, following.cursor) else None
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
-        elif not_ours(seen.dialog, question, step) is not None:  # neither as before the key nor after it
+        if (moved_on := waits()) is not None:  # (not the key's effect: the user's, in the terminal?)
+            raise _stopped(moved_on, typed, gone=True, seen=seen)
+        if gone is not None and not_ours(seen.dialog, question, step) is not None:  # neither before nor after
 
             def neither(s: Seen) -> str | None:
                 after = not_ours(s.dialog, question, following)
@@ -383,9 +390,8 @@ def _after(
 
             seen, gone = lasting(look, seen, neither, question)
             if gone is not None:
-                log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
-                raise _stopped(gone, typed, gone=True)
-    raise _stopped("the dialog did not move on as expected", typed, gone=False)
+                raise _stopped(gone, typed, gone=True, seen=seen)
+    raise _stopped("the dialog did not move on as expected", typed, gone=False, seen=seen)
 
 
 def check_recorded(

@@ -6,6 +6,7 @@ at once), and when it stops it says what it typed and whether a key may have gon
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -107,6 +108,21 @@ def test_a_dialog_gone_for_a_frame_is_pi_drawing_one_gone_for_longer_stops_the_a
     # end of its question gets no key
     pi = Pi([screen(), "$ ", screen(cursor=1)], file=[None, "pi has recorded an end of this question"])
     assert "recorded an end" in refused(pi) and pi.sent == [("Down",)]
+
+
+def test_an_end_recorded_while_the_key_shows_no_effect_stops_the_answer_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the user's Enter in the terminal lands with the Down: the screen keeps the dialog as it was
+    # before the key (the user's choice not redrawn yet), the file has the question's end. That
+    # is said at once, with the Down as maybe gone elsewhere, not after the step's timeout
+    caplog.set_level(logging.DEBUG, "notifier.actions.answer")
+    pi = Pi([screen()], file=[None, "pi has recorded an end of this question"])
+    said = refused(pi)
+    assert pi.sent == [("Down",)] and "recorded an end" in said and "may have gone to what pi shows now" in said
+    # ``-v`` shows the dialog the driver last saw, whatever stopped it
+    stop = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stopped after Down")]
+    assert len(stop) == 1 and "Delete the branch?" in stop[0]
 
 
 def test_a_first_look_caught_mid_frame_is_looked_at_again(tmp_path: Path) -> None:
