@@ -66,7 +66,8 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
     focus_ok, focus = describe(focus_method())  # (the focus method goto and skip_when_focused use)
     lines += [_window(), _line(focus_ok, "focus", focus)]
     extension = install.status()  # (asks each running pi's companion socket: once)
-    lines += [*_extras(config), companion(extension), unseen_dialogs(config, extension), *_remotes(config)]
+    lines += [*_extras(config), companion(extension), unseen_dialogs(config, extension)]
+    lines += [*where_pis_write(config, extension), *_remotes(config)]
     lines += _health(config)
     out("\n".join(lines), "\n")
     return 1 if any(line.startswith("[FAIL]") for line in lines) else 0  # documented in the README
@@ -227,6 +228,30 @@ def unseen_dialogs(config: Config, st: install.Status) -> str:
         f"a name with ? may open some) leave nothing in the session file; install the companion "
         f"({APP_NAME} pi-extension install) and /reload"
     ))
+
+
+def where_pis_write(config: Config, st: install.Status) -> list[str]:
+    """A line for each folder not watched that running pis write their sessions to: their
+    questions are never seen. Where a pi writes: as its companion says (its session file), else
+    as pi decides it from its command line, environment and settings
+    (:func:`~notifier.system.paths.sessions_dir_of`)."""
+    files = {item.pid: item.session_file for item in st.loaded if item.session_file}
+    roots = [os.path.realpath(r).rstrip(os.sep) for r in config["sessions_dirs"]]
+    outside: dict[str, list[str]] = {}  # folder → the pis writing there
+    for proc in pi_processes():
+        file = files.get(proc.pid)
+        where = os.path.dirname(file) if file else paths.sessions_dir_of(proc.cwd, proc.argv or (), proc.env)
+        real = os.path.realpath(where) if where is not None else None
+        if real is not None and not any(real == r or real.startswith(r + os.sep) for r in roots):
+            outside.setdefault(real, []).append(f"pi {proc.pid} in {clean(proc.cwd, 80)}")
+    lines = []
+    for folder, pis in sorted(outside.items()):
+        more = f" and {len(pis) - 3} more" if len(pis) > 3 else ""
+        they = "writes its sessions there: its" if len(pis) == 1 else "write their sessions there: their"
+        said = (f"{clean(folder, 120)} is not watched, and {', '.join(pis[:3])}{more} {they} questions are not"
+                " seen; watch it too (--sessions-dir, repeated, or sessions_dirs in the config)")
+        lines.append(_line(None, "sessions folder", said))
+    return lines
 
 
 def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | None:

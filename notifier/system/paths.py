@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import platformdirs
@@ -59,28 +60,59 @@ def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
         return explicit
     base = agent_dir(env)
     settings = os.path.join(base, "settings.json")
+    value = _setting_dir(settings, _home(env))
+    if value is not None and os.path.isabs(value):
+        return os.path.normpath(value)
+    if value is not None:
+        said = "sessionDir %r is relative: pi puts each project's sessions under that project's folder,"
+        said += " which pi-notifier cannot know; add those folders with --sessions-dir (or sessions_dirs)"
+        _explained(settings, f"relative {value}", said, value)
+    return os.path.join(base, "sessions")
+
+
+def sessions_dir_of(cwd: str, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """Where a running pi writes its sessions (``None``: nowhere, ``--no-session``), by pi's
+    precedence: ``--session PATH`` (its folder), ``--session-dir``, PI_CODING_AGENT_SESSION_DIR,
+    ``sessionDir`` in its project's ``.pi/settings.json`` then in the agent dir's (relative:
+    from its folder ``cwd``), else the default. ``env``: its own environment, as far as known."""
+    args = list(argv)
+    if "--no-session" in args:
+        return None
+    flags = {a: b for a, b in itertools.pairwise(args) if a in ("--session", "--session-dir")}
+    home = _home(env)
+    session = flags.get("--session")
+    if session and (os.sep in session or session.endswith(".jsonl")):  # (else an id, in its usual folder)
+        return os.path.dirname(os.path.normpath(os.path.join(cwd, _expand(session, home))))
+    explicit = flags.get("--session-dir") or env.get("PI_CODING_AGENT_SESSION_DIR")
+    for value in (explicit, *(_setting_dir(s, home) for s in (
+        os.path.join(cwd, ".pi", "settings.json"), os.path.join(agent_dir(env), "settings.json")
+    ))):
+        if value:
+            return os.path.normpath(os.path.join(cwd, _expand(value, home)))
+    return os.path.join(agent_dir(env), "sessions")
+
+
+def _setting_dir(settings: str, home: str) -> str | None:
+    """``sessionDir`` of one pi settings file (``~`` and a ``file://`` URL expanded, as pi takes
+    them; a relative one as it is), ``None`` where it sets none or cannot be read (said)."""
     try:
         with open(settings, encoding="utf-8") as fh:
             data = json.load(fh)
-        value = data.get("sessionDir") if isinstance(data, dict) else None
-        if isinstance(value, str) and value.strip():
-            value = value.strip()
-            if value.startswith("file://"):
-                from urllib.parse import urlparse
-                from urllib.request import url2pathname
-
-                value = url2pathname(urlparse(value).path)
-            value = _expand(value, _home(env))
-            if os.path.isabs(value):
-                return os.path.normpath(value)
-            said = "sessionDir %r is relative: pi puts each project's sessions under that project's folder,"
-            said += " which pi-notifier cannot know; add those folders with --sessions-dir (or sessions_dirs)"
-            _explained(settings, f"relative {value}", said, value)
     except FileNotFoundError:
-        pass
+        return None
     except (OSError, ValueError) as exc:
-        log.warning("cannot read %s (%s); using the default sessions folder", settings, exc)
-    return os.path.join(base, "sessions")
+        log.warning("cannot read %s (%s); taken as setting no sessions folder", clean(settings), clean(str(exc)))
+        return None
+    value = data.get("sessionDir") if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = value.strip()
+    if value.startswith("file://"):
+        from urllib.parse import urlparse
+        from urllib.request import url2pathname
+
+        value = url2pathname(urlparse(value).path)
+    return _expand(value, home)
 
 
 def config_dir() -> str:

@@ -280,7 +280,7 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
 
 
 _ENV_KEYS = ("TMUX", "TMUX_PANE", "TERM_PROGRAM", "KITTY_WINDOW_ID", "KITTY_LISTEN_ON", "WEZTERM_PANE",
-             "WEZTERM_UNIX_SOCKET", "PI_CODING_AGENT_DIR")
+             "WEZTERM_UNIX_SOCKET", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "HOME")
 
 
 @dataclass(frozen=True, slots=True)

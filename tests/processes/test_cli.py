@@ -470,6 +470,55 @@ def test_doctor_says_which_folder_it_cannot_read(tmp_path: Path) -> None:
     assert r.returncode != 0
 
 
+def test_doctor_names_the_pis_that_write_where_nothing_watches(tmp_path: Path) -> None:
+    """Real processes that look like pi (a script named ``pi``), each writing its sessions
+    elsewhere by pi's own rules: doctor names those whose folder is not watched (their questions
+    are never seen) and says how to watch it; the ones writing into a watched folder, and one
+    that writes nothing, are not named."""
+    import os
+
+    from ..conftest import wait_for
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    sessions, agent = tmp_path / "sessions", tmp_path / "agent"
+    sessions.mkdir()
+    agent.mkdir()
+    pi = tmp_path / "bin" / "pi"
+    pi.parent.mkdir()
+    pi.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.read()\n")
+    pi.chmod(0o755)
+    settings = tmp_path / "set" / ".pi" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"sessionDir": "its-own"}))
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent), "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("PI_CODING_AGENT_SESSION_DIR", None)
+    runs = {  # name → (its folder, its arguments, its own environment's additions)
+        "flag": (tmp_path, ["--session-dir", "elsewhere"], {}),
+        "variable": (tmp_path, [], {"PI_CODING_AGENT_SESSION_DIR": str(sessions / "flat")}),
+        "settings": (settings.parent.parent, [], {}),
+        "watched": (tmp_path, ["--session-dir", str(sessions)], {}),
+        "none": (tmp_path, ["--no-session", "--session-dir", "nowhere"], {}),
+    }
+    procs = {name: subprocess.Popen([str(pi), *argv], cwd=cwd, env={**env, **more}, stdin=subprocess.PIPE)
+             for name, (cwd, argv, more) in runs.items()}  # fmt: skip
+    try:
+        started = lambda: all(str(pi).encode() in Path(f"/proc/{p.pid}/cmdline").read_bytes() for p in procs.values())  # noqa: E731
+        wait_for(started, 10, "the pis started")
+        r = cli("doctor", "--sessions-dir", str(sessions), env=env)
+        said = {line.split(" is not watched")[0]: line for line in r.stdout.splitlines() if " is not watched, " in line}
+        flag, own = said[f"[note] sessions folder: {tmp_path}/elsewhere"], settings.parent.parent / "its-own"
+        assert f"pi {procs['flag'].pid} in {tmp_path} writes its sessions there" in flag
+        assert f"pi {procs['settings'].pid} in {own.parent} write" in said[f"[note] sessions folder: {own}"]
+        assert "its questions are not seen; watch it too (--sessions-dir" in flag
+        for name in ("variable", "watched", "none"):
+            assert not any(f"pi {procs[name].pid} " in line for line in said.values()), name
+    finally:
+        for p in procs.values():
+            p.kill()
+            p.wait()
+
+
 def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
     """A real process named pi runs in the session's folder: with liveness auto ``status --json``
     finds it (alive, its location); with ``--liveness off`` no process is looked at: alive and

@@ -42,6 +42,32 @@ def test_default_sessions_dir_precedence(tmp_path: Path, caplog: pytest.LogCaptu
     )
 
 
+def test_where_a_running_pi_writes_its_sessions(tmp_path: Path) -> None:
+    """pi's order for a running pi (doctor says which pis write where nothing watches):
+    ``--session PATH``, ``--session-dir``, PI_CODING_AGENT_SESSION_DIR, its project's
+    ``sessionDir`` then the agent dir's (relative: from its own folder), the default."""
+    home, project = str(tmp_path), tmp_path / "proj"
+    (project / ".pi").mkdir(parents=True)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    env = {"HOME": home, "PI_CODING_AGENT_DIR": str(agent)}
+
+    def where(argv: list[str], env: dict[str, str] = env) -> str | None:
+        return paths.sessions_dir_of(str(project), argv, env)
+
+    assert where([]) == f"{agent}/sessions"
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "~/global"}))
+    assert where([]) == f"{home}/global"
+    (project / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": "here/s"}))
+    assert where([]) == f"{project}/here/s"  # (the project's, relative to its folder)
+    assert where([], {**env, "PI_CODING_AGENT_SESSION_DIR": "~/env"}) == f"{home}/env"
+    assert where(["--session-dir", "flag", "--model", "x"]) == f"{project}/flag"
+    assert where(["--session", "../keep/one.jsonl", "--session-dir", "/x"]) == f"{tmp_path}/keep"
+    assert where(["--session", "0190abcd"]) == f"{project}/here/s"  # (an id: found in its usual folder)
+    assert where(["--no-session"]) is None
+    assert paths.sessions_dir_of(str(tmp_path), [], {"HOME": home}) == f"{home}/.pi/agent/sessions"
+
+
 def test_every_config_key_has_a_did_you_mean() -> None:
     """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
     from notifier.config import KEYS, suggest
