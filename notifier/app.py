@@ -96,11 +96,18 @@ def has_display() -> bool:
 
 
 class WindowProcess:
-    """Every open window is a subscribed connection; at most one is started by this app."""
+    """Every open window is a subscribed connection; at most one is started by this app (waited
+    for as it ends, on ``worker``'s loop: no process left a zombie)."""
 
-    def __init__(self, socket: str, decorate: Callable[[dict[str, Any], Silences], dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        socket: str,
+        decorate: Callable[[dict[str, Any], Silences], dict[str, Any]] | None = None,
+        worker: Worker | None = None,
+    ):
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
+        self.worker = worker
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
         self._sub_lock = threading.Lock()
         self._show_lock = threading.Lock()
@@ -149,7 +156,26 @@ class WindowProcess:
         except OSError as exc:
             log.warning("cannot open the window: %s", exc)
             return "failed"
+        self._wait_for(self._process)
         return "starting"
+
+    def _wait_for(self, process: subprocess.Popen[bytes]) -> None:
+        """Wait for the window process as it ends (its pidfd, on the worker's loop), rather than
+        at the next click. Without a pidfd (not Linux ≥ 5.3) it is, as before, at the next one."""
+        worker = self.worker
+        if worker is None or not hasattr(os, "pidfd_open"):
+            return
+        try:
+            fd = os.pidfd_open(process.pid)
+        except OSError:
+            return
+
+        def ended() -> None:
+            process.poll()
+            worker.unwatch(fd)
+            os.close(fd)
+
+        worker.watch(fd, ended)
 
     def subscribe(self, conn: Connection, current: Callable[[], tuple[Snapshot, Silences]]) -> None:
         """A window connected: it gets every snapshot from now on, and the focus it was opened for.
@@ -511,9 +537,9 @@ class App:
         self.others_notify: Callable[[], bool] = lambda: False
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.redraw.changed(), self.stop_event)
-        self.window = WindowProcess(self.socket, decorate=decorate)
         # the one outputs thread: the notifier, the tray and the window, the tray hosts (started by start())
         self.outputs_thread = Worker("outputs", self.stop_event, self.health)
+        self.window = WindowProcess(self.socket, decorate=decorate, worker=self.outputs_thread)
         self.redraw = Redraw(self.window, config, self.health, self.stop_event, self.outputs_thread)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
         self.push: PushOutput | None = None

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from PIL import Image
 
@@ -123,7 +124,13 @@ def test_icon_docks_changes_and_a_click_opens_the_window(
         x, y = bbox_of(img, COLORS["needs"])
         assert windows_of_class("pi-notifier") == []
         subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True, timeout=10)
-        wait_for(lambda: windows_of_class("pi-notifier"), 20, "the window after a left click")
+        (window,) = wait_for(lambda: windows_of_class("pi-notifier"), 20, "the window after a left click")
+        # closed (Escape), its process is waited for at once, not left a zombie until the next click
+        (shown,) = [c for c in psutil.Process(app.proc.pid).children() if "--attach" in c.cmdline()]
+        subprocess.run(["xdotool", "windowfocus", "--sync", window, "key", "Escape"], check=True, timeout=10)
+        wait_for(lambda: not psutil.pid_exists(shown.pid), 20, "the closed window's process waited for")
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True, timeout=10)
+        wait_for(lambda: windows_of_class("pi-notifier"), 20, "the window again after a second click")
         second = subprocess.run(
             [sys.executable, "-m", "notifier"], capture_output=True, text=True, timeout=30
         )
