@@ -79,6 +79,7 @@ def from_db(value: object) -> object:
 OPEN_WAIT_S = 1.0  # at open: how long another process's lock is waited for before going on in memory
 WRITE_WAIT_S = 5.0  # a retry (on its timer): SQLite's busy timeout (it gets the lock once it is free)
 COMMIT_WAIT_S = 0.5  # a caller that must know it is written (commit): how long it waits for the file
+READ_WAIT_S = 0.5  # a read on the engine's thread: how long another thread's write to the file is waited for
 RETRY_MIN_S, RETRY_MAX_S = 0.25, 5.0  # the pause before retrying a failed write, doubling
 MAX_PENDING = 50_000  # changes waiting for the file; beyond this the oldest unkept ones are dropped
 
@@ -198,13 +199,13 @@ class Database:
 
     def _query(self, sql: str, args: Iterable[Any] = (), wait: bool = True) -> list[Row]:
         """Rows of the file once what waits is written (up to 2 s; ``wait`` False: as it is now,
-        none while another thread writes it), or of memory without a file; none while the file
-        cannot be read."""
+        once another thread's write ends, none if that takes over :data:`READ_WAIT_S`), or of memory
+        without a file; none while the file cannot be read."""
         if self.path is None:
             return self._read(sql, args)
         if wait:
             self.flush(2.0)
-        if not self._file_lock.acquire(blocking=wait):
+        if not self._file_lock.acquire(timeout=-1 if wait else READ_WAIT_S):
             return []
         try:
             return select(self._file, sql, args, self.path)
@@ -709,7 +710,7 @@ class Store(Database):
         open, and so does an extension's dialog (the gated tool's result is not its end). Only the
         newest :data:`SETTLED_AT_START` are looked up: each is a read of its file's end."""
         local = {s.ref.key: s for s in snapshot.sessions if s.ref.host is None}
-        rows = self._query(OPEN, wait=False)  # (the engine's thread: never waiting for the file)
+        rows = self._query(OPEN, wait=False)  # (the engine's thread: not held up by a file that hangs)
         looked = 0
         with self.together():
             for row in rows:

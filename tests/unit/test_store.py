@@ -287,3 +287,52 @@ def test_a_dialogs_history_row_is_not_ended_by_its_gated_tools_result(tmp_path: 
     store.close()
     assert (rows["call_q"]["outcome"], rows["call_q"]["answer"]) == ("answered", "User selected: 1. Yes")
     assert rows["call_b"]["outcome"] is None
+
+
+def test_the_starts_history_look_up_waits_out_a_write_of_another_thread(tmp_path: Path) -> None:
+    """Another thread writing the store as the start looks up how its open questions ended (the
+    notifier recording a bubble): the look-up waits for that write, briefly, and is not skipped
+    until the next start."""
+    import threading
+
+    from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
+    from tests.writer import answer, append, header, user
+
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user(), answer("call_q", "User selected: 1. Yes"))
+    ref = SessionRef(str(f), "id", "/p", None)
+    store = Store(str(tmp_path / "state.db"))
+    asked = time.time() - 10
+    store.record([Transition("needs_input", ref, Question("call_q", "question", (QuestionItem("Go on?"),), asked), asked)])
+    store.flush(2.0)
+    held, asked_for = threading.Event(), threading.Event()
+    lock = store._file_lock
+
+    class Watched:  # the file's lock, saying when the look-up asks for it
+        def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+            asked_for.set()
+            return lock.acquire(blocking, timeout)
+
+        def release(self) -> None:
+            lock.release()
+
+        __enter__ = acquire
+
+        def __exit__(self, *exc: object) -> None:
+            lock.release()
+
+    def write() -> None:  # (another thread's write, until the look-up asks for the file)
+        with lock:
+            held.set()
+            asked_for.wait(10)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    held.wait(10)
+    store._file_lock = Watched()  # type: ignore[assignment]
+    store.settle(Snapshot((SessionView(ref, "working", (), (), None, asked),), asked))
+    store._file_lock = lock
+    writer.join()
+    (row,) = store.history()
+    store.close()
+    assert (row["outcome"], row["answer"]) == ("answered", "User selected: 1. Yes")
