@@ -207,11 +207,14 @@ class Notifying:
             self.fd = None
 
     def release(self) -> None:
-        self.let_go()
-        self.stand_down()
+        """Let every lock go, the app's first: a headless run waiting for the notifier's lock
+        then never finds it free while the app still runs (it took it, wrote over the app's
+        word in it, and handed it back: the next taker read that no app notified last)."""
         if self.app_fd is not None:
             os.close(self.app_fd)
             self.app_fd = None
+        self.let_go()
+        self.stand_down()
 
 
 def _say(fd: int, who: str) -> None:

@@ -41,3 +41,22 @@ def test_the_app_of_the_folders_or_one_headless_run_notifies(tmp_path: Path) -> 
     assert not waiting.is_alive() and late.fd is not None and late.after_app  # its turn, after the app
     for each in (late, elsewhere, two):
         each.release()
+
+
+def test_the_app_lets_its_own_lock_go_before_the_notifiers(tmp_path: Path) -> None:
+    """As the app ends, the notifier's lock is let go only once the app no longer runs: a
+    headless run waiting for it never finds it free while the app still runs (it took it then,
+    wrote over the app's word in it, and the next taker read that no app notified last; seen as
+    this file's first test failing 2 times in 40 on a busy machine)."""
+    folder = str(tmp_path / "run")
+    app_ran_then: list[bool] = []
+
+    class App(Notifying):
+        def let_go(self) -> None:
+            app_ran_then.append(Notifying(folder, ["/s"]).app_runs())
+            super().let_go()
+
+    app = App(folder, ["/s"])
+    assert app.claim(wait_s=1.0)
+    app.release()
+    assert app_ran_then == [False]
