@@ -239,15 +239,27 @@ def private_dir(path: str) -> str:
 def private_file(path: str) -> str:
     """Make sure ``path`` exists as a user-only file (0600), its folder user-only too, before a
     library (SQLite, logging) opens it; an existing file we own is fixed. SQLite creates its
-    -wal/-shm/-journal side files with the main file's mode; existing ones are fixed here too."""
+    -wal/-shm/-journal side files with the main file's mode; existing ones are fixed here too.
+
+    A file that exists is looked at, never opened: closing any descriptor of a file lets go of
+    every POSIX lock this process holds on it, SQLite's included. A second connection of this
+    process to the state store (a headless run taking its turn) took the first one's locks away
+    that way; another process's connection then closed as if it were the last, and deleted the
+    -wal file under it, with what it wrote after."""
     private_dir(os.path.dirname(path) or ".")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o600)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-    finally:
-        os.close(fd)
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o600)
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{path} is not a regular file")
     for p in (path, path + "-wal", path + "-shm", path + "-journal"):
         _restrict(p, 0o600)
     return path
