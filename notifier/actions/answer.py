@@ -765,19 +765,19 @@ def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[Se
     has it, if ``spec`` names none), else the one waiting in the session ``spec`` names."""
     if spec is None and call is not None:
         holders = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.pending)]
-        if len(holders) == 1:
-            spec = holders[0].ref.key
+        stopped = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.abandoned)]
+        if len(holders) == 1 or (not holders and len(stopped) == 1):
+            spec = (holders or stopped)[0].ref.key  # (an abandoned one: said below, with how to resume it)
         elif not holders:
             raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked)")
     view, question = pick(snapshot, spec)
     if call is not None:
         question = next((q for q in view.pending if q.tool_call_id == call), None)
         if question is None:
-            gone = any(q.tool_call_id == call for q in view.abandoned)
-            raise Refused(
-                f"tool call {clean(call, 60)} is not waiting"
-                + (" (the pi that asked has stopped)" if gone else " (it was answered, or never asked here)")
-            )
+            if any(q.tool_call_id == call for q in view.abandoned):
+                said = f"tool call {clean(call, 60)} is not waiting: the pi that asked has stopped"
+                raise Refused(f"{said}; {resume_advice(view)}")
+            raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked here)")
     if question is None:
         if view.abandoned:
             raise Refused(f"the pi that asked has stopped; {resume_advice(view)}")

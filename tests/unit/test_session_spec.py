@@ -129,3 +129,19 @@ def test_a_name_and_a_folder_that_read_the_same_are_both_named() -> None:
     assert goto.pick(Snapshot((view(A, "/home/me/webshop", name="blog"), folder)), "blog")[0] is folder
     # an exact spelling still beats another case
     assert goto.pick(Snapshot((view(A, "/home/me/webshop", name="Blog", pending=True), folder)), "blog")[0] is folder
+
+
+def test_answer_call_of_a_question_whose_pi_stopped_says_how_to_resume() -> None:
+    """``answer --call ID`` of an abandoned question, with SESSION or without: the pi that asked
+    has stopped, and the command that resumes it (not "answered, or never asked")."""
+    from notifier.actions.answer import _waiting
+
+    q = Question("call1", "question", (QuestionItem("Which?"),), asked_at=100.0)
+    gone = SessionView(SessionRef("/s/a.jsonl", A, "/home/me/blog", None), "idle", (), (q,), False, 0.0)
+    for spec in (None, "blog"):
+        with pytest.raises(goto.Refused) as said:
+            _waiting(Snapshot((gone,)), spec, "call1")
+        assert "the pi that asked has stopped; resume it with: cd /home/me/blog && pi --session /s/a.jsonl" in str(said.value)
+    with pytest.raises(goto.Refused) as said:
+        _waiting(Snapshot((gone,)), None, "other")
+    assert "is not waiting (it was answered, or never asked)" in str(said.value)
