@@ -386,8 +386,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # words after an option: `answer SESSION --call ID CHOICE` (the contract's order), and
         # after `--` words that start with a dash (`answer SESSION --call ID -- -x`)
         words += before + after
-    elif extra:
-        parser.error("unrecognized arguments: " + " ".join(extra))
+    elif extra:  # (said with the command's own help to see)
+        raise SystemExit(fail(2, f"unrecognized arguments: {clean(' '.join(extra), 600)} (see '{parser.prog}"
+                                 f"{' ' + args.command if args.command else ''} --help')"))
     _reconfigure_streams(bool(getattr(args, "json", False)))
     setup_logging(args.verbose, log_file=args.command in ("run", "demo"))
     from notifier.config import ConfigError

@@ -22,6 +22,7 @@ from ..writer import header, user
     ("args", "fragment"),
     [
         (["run", "--bogus"], "unrecognized arguments"),
+        (["status", "--bogus"], "unrecognized arguments: --bogus (see 'pi-notifier status --help')"),
         (["status", "--liveness", "maybe"], "invalid choice"),
         (["frobnicate"], "invalid choice"),
         (["history", "--since", "x"], "takes a number of days"),
