@@ -19,7 +19,7 @@ from notifier.cli.run import HANDED_OVER, TAKEN_BACK
 from notifier.control import request
 
 from ..app_process import AppProcess
-from ..conftest import wait_for
+from ..conftest import cli, wait_for
 from ..writer import answer, append, ask, header, user
 from .conftest import require
 from .notification_server import HostileServer
@@ -156,7 +156,13 @@ def test_a_headless_run_beside_the_app_takes_over_when_the_app_ends(
             assert app.stop() == 0
             assert server.of("CloseNotification") == []
         headless.log_has("the app that notified ended: this run notifies from now on")
+        # a question asked while the command line snoozes everything, announced once that is lifted
+        snoozed = cli("snooze", "all", "10m", *common)
+        assert snoozed.returncode == 0 and "the headless run notifying" in snoozed.stdout, snoozed
         append(two, ask("q2", "Second?"))
+        headless.wait("needs_input", 2)
+        assert "two needs an answer" not in _summaries(server)
+        assert cli("snooze", "off", *common).returncode == 0
         wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the headless run's Notify")
         append(one, answer("q1"))
         headless.wait("resolved")
