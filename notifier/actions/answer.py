@@ -10,8 +10,9 @@ against, in the same step of the tmux server (``if-shell -F``, tmux >= 3.2).
 
 The driver (:func:`drive`): before each key, on a fresh look, the dialog must still be this
 question's in the state the plan expects, and the session file must have nothing asked or
-started after it; any other look ends the answer, saying what was typed: one showing another
-question at once, any other once looks for a frame's time (:data:`FRAME_S`) keep showing it.
+started after it; any other look ends the answer, saying what was typed, once looks for a
+frame's time (:data:`FRAME_S`) keep showing it (a frame half drawn can read as another question:
+its text line not drawn yet). No key is typed meanwhile.
 :func:`check_recorded` then checks that what pi recorded is that answer.
 """
 
@@ -60,7 +61,7 @@ from notifier.pi.keys import (
 )
 from notifier.pi.outcomes import result_text
 from notifier.pi.records import result_mismatch
-from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, noted, rows, shows_text, squash
+from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, noted, rows, squash
 from notifier.sessions import EngineOptions, OneFileReader, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
@@ -278,23 +279,17 @@ def _stopped(reason: str, typed: list[str], gone: bool, seen: Seen | None) -> Re
     return Refused(f"{reason}; typed for this question: {_said(typed)}, then stopped: finish it in the terminal")
 
 
-def lasting(look: Look, seen: Seen, why: Callable[[Seen], str | None], question: Question) -> tuple[Seen, str | None]:
-    """Why ``seen`` stops the answer (``why``): at once when it shows another question, else only
-    once looks for FRAME_S still say so. The last look and the reason (``None``: a look since no
-    longer says so, the first one a frame caught mid-draw)."""
+def lasting(look: Look, seen: Seen, why: Callable[[Seen], str | None]) -> tuple[Seen, str | None]:
+    """Why ``seen`` stops the answer (``why``), once looks for FRAME_S still say so. The last
+    look and the reason (``None``: a look since no longer says so, the first one a frame caught
+    mid-draw: its question's text, or the step the key led to, not drawn yet)."""
     reason = why(seen)
     for _ in polls(FRAME_S, 0.002, 0.05):
-        if reason is None or _another(seen.dialog, question):
+        if reason is None:
             break
         seen = look()
         reason = why(seen)
     return seen, reason
-
-
-def _another(dialog: Dialog | None, question: Question) -> bool:
-    """The dialog shows none of the question's texts: another question (not pi mid-frame)."""
-    items = question.items or (question.first,)
-    return dialog is not None and not any(shows_text(dialog.lines, it.text) for it in items)
 
 
 def drive(look: Look, send: Send, question: Question, plan: Plan, waits: Waits) -> list[str]:
@@ -337,7 +332,7 @@ def _send_checked(
         return not_ours(s.dialog, question, step) or (unready(s.dialog, step) if s.dialog is not None else None)
 
     for _ in range(3):
-        seen, why = lasting(look, seen, not_now, question)
+        seen, why = lasting(look, seen, not_now)
         gone = not_ours(seen.dialog, question, step)
         if gone is not None:
             raise _stopped(gone, typed, gone=bool(typed), seen=seen)
@@ -366,8 +361,8 @@ def _after(
     ``following`` needs, or a form's next question highlighted elsewhere: then its keys from
     that row by ``reroute``). A look without it is looked again, unless the file says pi moved
     on (``waits``: the user answered in the terminal meanwhile); Refused when the
-    question's dialog is gone or drawn otherwise for a frame's time (:func:`lasting`; another
-    question's: at once), or after a few seconds without the key's effect."""
+    question's dialog is gone or drawn otherwise for a frame's time (:func:`lasting`), or after a
+    few seconds without the key's effect."""
     for _ in polls(STEP_TIMEOUT_S, 0.001, 0.05):
         seen = look()
         gone = not_ours(seen.dialog, question, following)
@@ -388,7 +383,7 @@ def _after(
                 after = not_ours(s.dialog, question, following)
                 return None if after is None or not_ours(s.dialog, question, step) is None else after
 
-            seen, gone = lasting(look, seen, neither, question)
+            seen, gone = lasting(look, seen, neither)
             if gone is not None:
                 raise _stopped(gone, typed, gone=True, seen=seen)
     raise _stopped("the dialog did not move on as expected", typed, gone=False, seen=seen)

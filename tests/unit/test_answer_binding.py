@@ -1,8 +1,8 @@
 """Every key `answer` types is bound to its question (pure: the driver with screens as pi's
 `question` tool draws them, the session file's word and the carrier played by the test): before each
 key the dialog on screen must be that question's, its text and its rows, and the file must have it
-waiting alone; a dialog gone stops the answer once it stays gone a frame's time (another question's
-at once), and when it stops it says what it typed and whether a key may have gone elsewhere."""
+waiting alone; a dialog gone, or another question's, stops the answer once it stays so a frame's
+time, and when it stops it says what it typed and whether a key may have gone elsewhere."""
 
 from __future__ import annotations
 
@@ -101,9 +101,14 @@ def test_a_dialog_gone_for_a_frame_is_pi_drawing_one_gone_for_longer_stops_the_a
     pi = Pi([screen(), "$ "])
     said = refused(pi)
     assert pi.sent == [("Down",)] and "no longer on screen" in said and "may have gone" in said
-    # another question's dialog stops it at once, whatever comes after
-    pi = Pi([screen(), screen(B_TEXT), screen(cursor=1)])
+    # another question's dialog stops it once it stays a frame's time
+    pi = Pi([screen(), screen(B_TEXT)])
     assert "does not show this question" in refused(pi) and pi.sent == [("Down",)]
+    # a frame half drawn: the dialog's rows and help line drawn, its question's text line not yet
+    # (caught in a loaded run): read as no text of this question, looked at again, not a stop
+    half = screen(cursor=1).replace("\n Delete the branch?\n", "\n \n", 1)
+    assert (torn := find_dialog(half)) is not None and "Delete the branch?" not in torn.lines
+    assert run(Pi([screen(), half, screen(cursor=1)])) == [("Down",), ("Enter",)]
     # the file has the last word before each key: the dialog seen again after pi recorded an
     # end of its question gets no key
     pi = Pi([screen(), "$ ", screen(cursor=1)], file=[None, "pi has recorded an end of this question"])
