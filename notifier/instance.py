@@ -111,7 +111,8 @@ class Notifying:
     closing them for that run to put back."""
 
     def __init__(self, folder: str, roots: Sequence[str]) -> None:
-        digest = hashlib.sha256(json.dumps(sorted(roots)).encode()).hexdigest()[:16]
+        # (the folders as they really are: one named through a link, or twice, is the same set)
+        digest = hashlib.sha256(json.dumps(sorted({os.path.realpath(r) for r in roots})).encode()).hexdigest()[:16]
         self.app_path = os.path.join(folder, f"app-{digest}.lock")
         self.path = os.path.join(folder, f"notify-{digest}.lock")
         bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
@@ -171,7 +172,10 @@ class Notifying:
             if fd is None:
                 return False
             self.after_app = os.pread(fd, 32, 0).endswith(b" app")  # (what the last holder said)
-            _say(fd, "app" if self.app_fd is not None else "")  # (for the runs that wait: who notifies)
+            # (for the runs that wait: who notifies; a run that finds the app still running, as
+            # a killed app's locks go, writes nothing: it lets go, and the app's word stays)
+            if self.app_fd is not None or not self.app_runs():
+                _say(fd, "app" if self.app_fd is not None else "")
             self.fd = fd
         return True
 

@@ -107,7 +107,7 @@ def test_a_dialog_gone_for_a_frame_is_pi_drawing_one_gone_for_longer_stops_the_a
     # a frame half drawn: the dialog's rows and help line drawn, its question's text line not yet
     # (caught in a loaded run): read as no text of this question, looked at again, not a stop
     half = screen(cursor=1).replace("\n Delete the branch?\n", "\n \n", 1)
-    assert (torn := find_dialog(half)) is not None and "Delete the branch?" not in torn.lines
+    assert (drawn := find_dialog(half)) is not None and "Delete the branch?" not in drawn.lines
     assert run(Pi([screen(), half, screen(cursor=1)])) == [("Down",), ("Enter",)]
     # the file has the last word before each key: the dialog seen again after pi recorded an
     # end of its question gets no key

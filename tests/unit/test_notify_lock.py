@@ -60,3 +60,33 @@ def test_the_app_lets_its_own_lock_go_before_the_notifiers(tmp_path: Path) -> No
     assert app.claim(wait_s=1.0)
     app.release()
     assert app_ran_then == [False]
+
+
+def test_a_run_that_finds_the_app_still_running_leaves_the_apps_word(tmp_path: Path) -> None:
+    """A killed app's locks go in any order: the notifier's may be free while the app's is still
+    held. A headless run that takes it then lets it go without writing over the app's word, so
+    the run whose turn it is next reads that the app notified last (its bubbles to take over)."""
+    folder = str(tmp_path / "run")
+    app = Notifying(folder, ["/s"])
+    assert app.claim(wait_s=1.0)
+    app.let_go()  # (the notifier's lock free, the app's still held)
+    late = Notifying(folder, ["/s"])
+    assert late.take() is None and late.app_runs()
+    late.let_go()
+    assert Path(app.path).read_text() == f"{os.getpid()} app"
+    app.release()
+    late.wait()
+    assert late.after_app
+    late.release()
+
+
+def test_folders_named_through_a_link_or_twice_are_one_set(tmp_path: Path) -> None:
+    real = tmp_path / "sessions"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    folder = str(tmp_path / "run")
+    app = Notifying(folder, [str(real)])
+    assert app.claim(wait_s=1.0)
+    assert Notifying(folder, [str(tmp_path / "link")]).app_runs()
+    assert Notifying(folder, [str(real), str(tmp_path / "link")]).app_runs()
+    app.release()
