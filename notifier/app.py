@@ -171,9 +171,11 @@ class WindowProcess:
             return
 
         def ended() -> None:
-            process.poll()
-            worker.unwatch(fd)
-            os.close(fd)
+            try:
+                process.poll()
+            finally:  # (a descriptor left watched would be ready for ever)
+                worker.unwatch(fd)
+                os.close(fd)
 
         worker.watch(fd, ended)
 

@@ -287,7 +287,7 @@ def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str
     named, no_discovery = extension_args(argv)
     found = [os.path.join(cwd, n) for n in named]
     if not no_discovery:
-        agent = paths.agent_dir({**os.environ, **env})
+        agent = paths.agent_dir({**os.environ, **env}, cwd)
         for folder in (os.path.join(agent, "extensions"), os.path.join(cwd, ".pi", "extensions")):
             try:
                 entries = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]

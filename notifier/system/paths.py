@@ -39,14 +39,19 @@ def _home(env: Mapping[str, str]) -> str:
     return env.get("HOME") or os.path.expanduser("~")  # (without HOME: the password database's)
 
 
-def _env_dir(env: Mapping[str, str], name: str) -> str | None:
-    """The folder pi's variable ``name`` sets, if set."""
+def _env_dir(env: Mapping[str, str], name: str, cwd: str | None = None) -> str | None:
+    """The folder pi's variable ``name`` sets, if set (relative: from ``cwd``, the folder of the
+    pi whose environment it is; else this process's)."""
     value = env.get(name)
-    return os.path.abspath(_expand(value, _home(env))) if value else None
+    if not value:
+        return None
+    value = _expand(value, _home(env))
+    return os.path.normpath(os.path.join(cwd, value)) if cwd else os.path.abspath(value)
 
 
-def agent_dir(env: Mapping[str, str] = os.environ) -> str:
-    return _env_dir(env, "PI_CODING_AGENT_DIR") or os.path.join(_home(env), ".pi", "agent")
+def agent_dir(env: Mapping[str, str] = os.environ, cwd: str | None = None) -> str:
+    """pi's agent folder, as the pi of environment ``env`` running in ``cwd`` has it."""
+    return _env_dir(env, "PI_CODING_AGENT_DIR", cwd) or os.path.join(_home(env), ".pi", "agent")
 
 
 def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
@@ -84,12 +89,13 @@ def sessions_dir_of(cwd: str, argv: Sequence[str], env: Mapping[str, str]) -> st
     if session and (os.sep in session or session.endswith(".jsonl")):  # (else an id, in its usual folder)
         return os.path.dirname(os.path.normpath(os.path.join(cwd, _expand(session, home))))
     explicit = flags.get("--session-dir") or env.get("PI_CODING_AGENT_SESSION_DIR")
+    agent = agent_dir(env, cwd)
     for value in (explicit, *(_setting_dir(s, home) for s in (
-        os.path.join(cwd, ".pi", "settings.json"), os.path.join(agent_dir(env), "settings.json")
+        os.path.join(cwd, ".pi", "settings.json"), os.path.join(agent, "settings.json")
     ))):
         if value:
             return os.path.normpath(os.path.join(cwd, _expand(value, home)))
-    return os.path.join(agent_dir(env), "sessions")
+    return os.path.join(agent, "sessions")
 
 
 def _setting_dir(settings: str, home: str) -> str | None:

@@ -66,6 +66,10 @@ def test_where_a_running_pi_writes_its_sessions(tmp_path: Path) -> None:
     assert where(["--session", "0190abcd"]) == f"{project}/here/s"  # (an id: found in its usual folder)
     assert where(["--no-session"]) is None
     assert paths.sessions_dir_of(str(tmp_path), [], {"HOME": home}) == f"{home}/.pi/agent/sessions"
+    # a relative agent folder is the pi's own folder's, not the asking process's
+    assert paths.sessions_dir_of(str(tmp_path), [], {"HOME": home, "PI_CODING_AGENT_DIR": ".agent"}) == (
+        f"{tmp_path}/.agent/sessions"
+    )
 
 
 def test_every_config_key_has_a_did_you_mean() -> None:
