@@ -333,7 +333,17 @@ def test_xfce_panel_a_menu_left_open_stays_open_as_the_age_ticks(tmp_path: Path,
             x, y = wait_for(lambda: _red_spot(xfce, (0, 0, 1280, 30)), 20, "the needs-answer icon in the panel")
             before = desktops.shown_windows(xfce.env, "--name", "")
             item = wait_for(lambda: sni_items(xfce), 20, "our item registered")[0] if backend == "appindicator" else ""
-            layout = menu_layout(xfce, item) if item else []
+
+            def settled() -> list[Any] | None:
+                """The menu as the panel has it once the question's changes reached it: its entry
+                there, no new layout for a moment (a layout sent after the click closes the menu)."""
+                with updates.lock:
+                    last = updates.times[-1] if updates.times else 0.0
+                layout = menu_layout(xfce, item)
+                fresh = time.monotonic() - last < 0.3
+                return None if fresh or not any(label.endswith("Still open? (<1 min)") for _, label, _ in layout) else layout
+
+            layout = wait_for(settled, 20, "the menu with the question, settled") if item else []
             subprocess.run(
                 ["xdotool", "mousemove", str(x), str(y), "click", "1" if item else "3"],
                 env=xfce.env, check=True, timeout=10,
