@@ -759,25 +759,32 @@ def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[Se
     """The session and the question an answer is for: the call ``call`` (in whichever session
     has it, if ``spec`` names none), else the one waiting in the session ``spec`` names."""
     if spec is None and call is not None:
-        holders = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.pending)]
-        stopped = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.abandoned)]
-        if len(holders) == 1 or (not holders and len(stopped) == 1):
-            spec = (holders or stopped)[0].ref.key  # (an abandoned one: said below, with how to resume it)
-        elif not holders:
-            raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked)")
+        spec = _holder(snapshot, call)
     view, question = pick(snapshot, spec)
     if call is not None:
         question = next((q for q in view.pending if q.tool_call_id == call), None)
+        if question is None and any(q.tool_call_id == call for q in view.abandoned):
+            said = f"tool call {clean(call, 60)} is not waiting: the pi that asked has stopped"
+            raise Refused(f"{said}; {resume_advice(view)}")
         if question is None:
-            if any(q.tool_call_id == call for q in view.abandoned):
-                said = f"tool call {clean(call, 60)} is not waiting: the pi that asked has stopped"
-                raise Refused(f"{said}; {resume_advice(view)}")
             raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked here)")
     if question is None:
         if view.abandoned:
             raise Refused(f"the pi that asked has stopped; {resume_advice(view)}")
         raise Refused("this session has no question waiting")
     return view, question
+
+
+def _holder(snapshot: Snapshot, call: str) -> str | None:
+    """The session the call ``call`` waits in (or, none waiting, the one whose pi stopped with
+    it: said by the caller, with how to resume it); ``None`` if several have it."""
+    holders = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.pending)]
+    stopped = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.abandoned)]
+    if len(holders) == 1 or (not holders and len(stopped) == 1):
+        return (holders or stopped)[0].ref.key
+    if not holders:
+        raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked)")
+    return None
 
 
 def _named(q: Question) -> str:
