@@ -477,7 +477,7 @@ class Engine:
             self.reader.scan(item.path, initial=False, out=made)
 
     def _timeout(self) -> float | None:
-        timers = (self._liveness.next_due, self._limit.next_poll, self.reader.next_retry)
+        timers = (self._liveness.next_due, self._limit.next_poll, self._limit.next_check, self.reader.next_retry)
         due = [t for t in timers if t is not None]
         if not due:
             return None  # nothing to do until a file changes: no polling

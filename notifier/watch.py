@@ -88,6 +88,10 @@ EVENTS: list[type[FileSystemEvent]] = [
     *([EVENTS_LOST] if EVENTS_LOST is not None else []),
 ]
 UNWATCHED_POLL_S = 2.0
+# Folders without a watch while the limit is not reached: watchdog may still be adding their
+# watches (a burst of mkdir), and the limit may come once it has. Looked at again after these
+# pauses (then no more: a folder nothing can watch for another reason is not polled for ever).
+RECHECKS_S = (0.5, 1.0, 2.0, 4.0)
 # What inotify ran out of, by the errno it refused a watch with: (what, the setting to raise).
 LIMITS = {
     errno.ENOSPC: ("watch", "fs.inotify.max_user_watches"),
@@ -476,15 +480,21 @@ class WatchLimit:
     def __init__(self, roots: list[str]) -> None:
         self.roots = roots
         self.next_poll: float | None = None  # time.monotonic() of the next poll, if any
+        self.next_check: float | None = None  # time.monotonic() of the next look again, if any
         self._unwatched: dict[str, list[str]] = {}
         self._appeared: set[str] = set()  # the roots folders appeared in, to check (check_appeared)
+        self._again: dict[str, tuple[float, int]] = {}  # root → (when it is looked at again, how often it was)
 
-    def check(self, root: str, watcher: Watches) -> None:
+    def check(self, root: str, watcher: Watches, mono: float | None = None) -> None:
         """Say once, and poll, when inotify really ran out of watches under ``root``. A folder
         without a watch is not enough (watchdog may be adding it right now, after a
-        ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch."""
+        ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch; until it
+        is, such a root is looked at again (:data:`RECHECKS_S`), as watchdog may reach the
+        limit only after this look, with no event left to tell."""
+        mono = time.monotonic() if mono is None else mono
         dirs = walk_tree(root, files=False).dirs
         missing = watcher.unwatched(root, dirs)
+        looked = self._again.pop(root, (0.0, 0))[1]
         if missing and watcher.limit_reached(missing):
             if root not in self._unwatched:
                 said = "inotify watch limit reached: %d of %d folders in %s are not watched; polling them every %.0f s"
@@ -494,20 +504,26 @@ class WatchLimit:
             self.next_poll = time.monotonic() + UNWATCHED_POLL_S
         else:
             self._unwatched.pop(root, None)
+            if missing and looked < len(RECHECKS_S):
+                self._again[root] = (mono + RECHECKS_S[looked], looked + 1)
+        self.next_check = min((at for at, _ in self._again.values()), default=None)
 
     def appeared(self, folder: str) -> None:
         """A folder appeared: the root it is in is checked at the next :meth:`check_appeared`."""
         for root in self.roots:
             if folder == root or folder.startswith(root.rstrip(os.sep) + os.sep):
                 self._appeared.add(root)
+                self._again.pop(root, None)  # (looked at anew: the times it was looked at again start over)
                 return
 
-    def check_appeared(self, watcher: Watches) -> None:
+    def check_appeared(self, watcher: Watches, mono: float | None = None) -> None:
         """Check each root folders appeared in since the last call, once (a burst of new folders
-        is one look at the tree, not one each: a thousand took 23 s and held up every question)."""
-        roots, self._appeared = self._appeared, set()
+        is one look at the tree, not one each: a thousand took 23 s and held up every question),
+        and each root due to be looked at again."""
+        mono = time.monotonic() if mono is None else mono
+        roots, self._appeared = self._appeared | {r for r, (at, _) in self._again.items() if at <= mono}, set()
         for root in sorted(roots):
-            self.check(root, watcher)
+            self.check(root, watcher, mono)
 
     def due(self, mono: float) -> list[str]:
         """The session files in unwatched folders, if it is time to poll them (else none)."""

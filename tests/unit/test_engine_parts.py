@@ -234,6 +234,37 @@ def test_folders_past_the_watch_limit_are_polled_and_said_once(
     assert limit.due(limit.next_poll) == [] and limit.next_poll is None
 
 
+def test_folders_still_being_watched_are_looked_at_again_until_the_limit_shows(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A burst of new folders: the look comes while watchdog still adds their watches (the
+    limit not reached yet), and it reaches the limit after, with no event left to tell. The
+    root is looked at again, and the limit said and polled; a folder nothing can watch for
+    another reason is looked at again a few times only."""
+    from notifier.watch import RECHECKS_S
+
+    root = tmp_path / "sessions"
+    (root / "--a--").mkdir(parents=True)
+    limit = WatchLimit([str(root)])
+    limit.appeared(str(root / "--a--"))
+    limit.check_appeared(Watches([str(root / "--a--")], refused=False), mono=100.0)  # (being added)
+    assert limit.next_check == 100.0 + RECHECKS_S[0] and limit.next_poll is None
+    limit.check_appeared(Watches([str(root / "--a--")], refused=True), mono=100.0 + RECHECKS_S[0] / 2)
+    assert not [r for r in caplog.records if "watch limit" in r.getMessage()]  # (not due yet)
+    limit.check_appeared(Watches([str(root / "--a--")], refused=True), mono=limit.next_check)
+    assert len([r for r in caplog.records if "watch limit" in r.getMessage()]) == 1
+    assert limit.next_poll is not None and limit.next_check is None
+    # never the limit: looked at again len(RECHECKS_S) times, then left
+    other = WatchLimit([str(root)])
+    other.appeared(str(root / "--a--"))
+    mono, looks = 0.0, 0
+    other.check_appeared(Watches([str(root / "--a--")], refused=False), mono=mono)
+    while other.next_check is not None:
+        mono, looks = other.next_check, looks + 1
+        other.check_appeared(Watches([str(root / "--a--")], refused=False), mono=mono)
+    assert looks == len(RECHECKS_S) and other.next_poll is None
+
+
 def test_a_followed_file_tells_what_changed_and_what_waits(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header("/p"), user(), ask("q1", "First?"))
